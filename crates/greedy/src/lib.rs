@@ -1,0 +1,84 @@
+//! `regalloc-greedy`: an LLVM-greedy-style register allocator that consumes regalloc2's
+//! `Function` + `MachineEnv` and produces regalloc2's `Output`, so any regalloc2 client
+//! (Cranelift first) can swap it in.
+//!
+//! The public surface is deliberately small: [`run`], [`run_with_context`], [`Options`],
+//! [`Stats`] and the reusable [`Context`]. See `docs/design.md` for the pipeline.
+
+use regalloc2::{Function, MachineEnv, Output, RegAllocError};
+
+/// Tuning knobs. `Default` is what we ship.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Run regalloc2-style SSA validation of the input first (slower; for untrusted input).
+    pub validate_ssa: bool,
+    /// Queue a range bound for the spiller once more, after everything else, in case
+    /// evictions freed a register for it.
+    pub deferred_spilling: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            validate_ssa: true,
+            deferred_spilling: false,
+        }
+    }
+}
+
+/// What the allocator did on the last function (or, summed, on several).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub intervals: usize,
+    pub assignments: usize,
+    pub evictions: usize,
+    pub local_splits: usize,
+    pub region_splits: usize,
+    pub block_splits: usize,
+    pub instruction_splits: usize,
+    pub spills: usize,
+    pub recolorings: usize,
+    pub moves_inserted: usize,
+    pub spill_stores: usize,
+    pub reloads: usize,
+    pub spill_slots: usize,
+}
+
+/// Reusable allocator state: keeps its buffers across functions, one per thread, the way
+/// Cranelift reuses regalloc2's `Ctx`.
+#[derive(Default)]
+pub struct Context {
+    stats: Stats,
+}
+
+impl Context {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Statistics of the last `run` on this context.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+/// Allocate registers for `func` in `env`.
+pub fn run<F: Function + ?Sized>(
+    func: &F,
+    env: &MachineEnv,
+    options: &Options,
+) -> Result<Output, RegAllocError> {
+    let mut ctx = Context::new();
+    run_with_context(func, env, options, &mut ctx)
+}
+
+/// Allocate registers for `func`, reusing the buffers in `ctx`.
+pub fn run_with_context<F: Function + ?Sized>(
+    func: &F,
+    env: &MachineEnv,
+    options: &Options,
+    ctx: &mut Context,
+) -> Result<Output, RegAllocError> {
+    let _ = (func, env, options, ctx);
+    todo!("core allocator lands in issue 2")
+}
