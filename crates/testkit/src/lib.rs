@@ -1,1 +1,15 @@
-pub fn placeholder() {}
+//! `ragreedy-testkit`: shared test infrastructure for the greedy allocator's unit tests, the
+//! CLI and the fuzz targets. It must never depend on `regalloc-greedy` (which dev-depends on
+//! it); everything here works on any regalloc2 `Function` / `Output`, so it is tested against
+//! regalloc2's own allocators.
+//!
+//! - [`builder`]: a hand-writable test `Function` and `MachineEnv` helpers;
+//! - [`check`]: regalloc2's checker plus the output rules it cannot see;
+//! - [`cost`]: the METRICS.md weighted cost;
+//! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
+//! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces.
+
+pub mod builder;
+pub mod check;
+pub mod cost;
+pub mod fuzzgen;

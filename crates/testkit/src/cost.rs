@@ -1,0 +1,250 @@
+//! The weighted cost of one allocation, exactly as `METRICS.md` defines it: block frequency
+//! `10^min(loop_depth, 6)` from natural loops (back edges to a dominator), edit costs
+//! reg→reg 1, reg→stack 2, stack→reg 2, stack→stack 4 times the frequency of the edit's
+//! block, plus 4 per distinct non-preferred register used anywhere (allocs or edits).
+//!
+//! It has its own small CFG analysis (Cooper–Harvey–Kennedy dominators over a reverse
+//! postorder, natural loops by backward walk from each back edge's source) so the metric
+//! never depends on the allocator being measured. Unreachable blocks get depth 0.
+
+use regalloc2::{Allocation, Block, Edit, Function, MachineEnv, Output, PRegSet};
+
+/// Weighted cost and the plain counts reported beside it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// The METRICS.md weighted cost.
+    pub weighted: u64,
+    /// Register→register moves (count, unweighted).
+    pub moves: usize,
+    /// Register→stack moves.
+    pub spills: usize,
+    /// Stack→register moves.
+    pub reloads: usize,
+    /// Stack→stack moves (should be 0: the checker rejects them).
+    pub stack_moves: usize,
+    pub num_spillslots: usize,
+    /// Distinct non-preferred registers used anywhere.
+    pub non_preferred_regs: usize,
+}
+
+impl std::ops::AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        self.weighted += o.weighted;
+        self.moves += o.moves;
+        self.spills += o.spills;
+        self.reloads += o.reloads;
+        self.stack_moves += o.stack_moves;
+        self.num_spillslots += o.num_spillslots;
+        self.non_preferred_regs += o.non_preferred_regs;
+    }
+}
+
+/// Maximum loop depth that still raises the frequency.
+pub const MAX_FREQ_DEPTH: u32 = 6;
+
+/// The cost of `out` as an allocation of `func` in `env`.
+pub fn cost<F: Function + ?Sized>(func: &F, env: &MachineEnv, out: &Output) -> Cost {
+    let depth = loop_depths(func);
+    let freq: Vec<u64> = depth
+        .iter()
+        .map(|&d| 10u64.pow(d.min(MAX_FREQ_DEPTH)))
+        .collect();
+    let fixed_stack: PRegSet = env.fixed_stack_slots.iter().copied().collect();
+    let is_stack = |a: Allocation| match a.as_reg() {
+        Some(r) => fixed_stack.contains(r),
+        None => a.is_stack(),
+    };
+    let mut c = Cost {
+        num_spillslots: out.num_spillslots,
+        ..Cost::default()
+    };
+    // Edits are sorted by point; walk blocks alongside them instead of searching per edit.
+    let block_of_inst = inst_blocks(func);
+    for &(pt, Edit::Move { from, to }) in &out.edits {
+        let f = block_of_inst
+            .get(pt.inst().index())
+            .and_then(|b| b.map(|b| freq[b.index()]))
+            .unwrap_or(1);
+        let unit = match (is_stack(from), is_stack(to)) {
+            (false, false) => {
+                c.moves += 1;
+                1
+            }
+            (false, true) => {
+                c.spills += 1;
+                2
+            }
+            (true, false) => {
+                c.reloads += 1;
+                2
+            }
+            (true, true) => {
+                c.stack_moves += 1;
+                4
+            }
+        };
+        c.weighted += unit * f;
+    }
+    let mut non_pref = PRegSet::empty();
+    for npr in &env.non_preferred_regs_by_class {
+        non_pref.union_from(*npr);
+    }
+    let mut used = PRegSet::empty();
+    let mut note = |a: Allocation| {
+        if let Some(r) = a.as_reg()
+            && non_pref.contains(r)
+        {
+            used.add(r);
+        }
+    };
+    out.allocs.iter().copied().for_each(&mut note);
+    for &(_, Edit::Move { from, to }) in &out.edits {
+        note(from);
+        note(to);
+    }
+    c.non_preferred_regs = used.into_iter().count();
+    c.weighted += 4 * c.non_preferred_regs as u64;
+    c
+}
+
+/// For each instruction, its block (None for instructions in no block's range).
+fn inst_blocks<F: Function + ?Sized>(func: &F) -> Vec<Option<Block>> {
+    let mut v = vec![None; func.num_insts()];
+    for b in 0..func.num_blocks() {
+        for i in func.block_insns(Block::new(b)).iter() {
+            if let Some(slot) = v.get_mut(i.index()) {
+                *slot = Some(Block::new(b));
+            }
+        }
+    }
+    v
+}
+
+/// Loop depth of every block: the number of natural loops containing it. Back edges
+/// `u -> h` with `h` dominating `u`; edges to the same header form one loop.
+pub fn loop_depths<F: Function + ?Sized>(func: &F) -> Vec<u32> {
+    let n = func.num_blocks();
+    let mut depth = vec![0u32; n];
+    if n == 0 {
+        return depth;
+    }
+    let succs = |b: usize| -> Vec<usize> {
+        func.block_succs(Block::new(b))
+            .iter()
+            .map(|s| s.index())
+            .filter(|&s| s < n)
+            .collect()
+    };
+    // Reverse postorder from the entry, iteratively.
+    let entry = func.entry_block().index();
+    let mut rpo_num = vec![usize::MAX; n];
+    let mut postorder = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(entry, succs(entry), 0)];
+    visited[entry] = true;
+    while let Some((b, ss, i)) = stack.last_mut() {
+        if *i < ss.len() {
+            let s = ss[*i];
+            *i += 1;
+            if !visited[s] {
+                visited[s] = true;
+                let sv = succs(s);
+                stack.push((s, sv, 0));
+            }
+        } else {
+            postorder.push(*b);
+            stack.pop();
+        }
+    }
+    let rpo: Vec<usize> = postorder.iter().rev().copied().collect();
+    for (i, &b) in rpo.iter().enumerate() {
+        rpo_num[b] = i;
+    }
+    // Predecessors from successors (the function's own pred lists are not trusted here).
+    let mut preds = vec![vec![]; n];
+    for b in 0..n {
+        for s in succs(b) {
+            preds[s].push(b);
+        }
+    }
+    // Cooper–Harvey–Kennedy iterative dominators.
+    let mut idom = vec![usize::MAX; n];
+    idom[entry] = entry;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new = usize::MAX;
+            for &p in &preds[b] {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    let (mut x, mut y) = (p, new);
+                    while x != y {
+                        while rpo_num[x] > rpo_num[y] {
+                            x = idom[x];
+                        }
+                        while rpo_num[y] > rpo_num[x] {
+                            y = idom[y];
+                        }
+                    }
+                    x
+                };
+            }
+            if new != idom[b] {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    let dominates = |h: usize, mut b: usize| -> bool {
+        loop {
+            if b == h {
+                return true;
+            }
+            if b == entry || idom[b] == usize::MAX {
+                return false;
+            }
+            b = idom[b];
+        }
+    };
+    // Natural loop per header: union of the bodies of all its back edges.
+    let mut in_loop = vec![usize::MAX; n]; // marker: header id of the loop being built
+    for &h in &rpo {
+        let latches: Vec<usize> = preds[h]
+            .iter()
+            .copied()
+            .filter(|&u| visited[u] && dominates(h, u))
+            .collect();
+        if latches.is_empty() {
+            continue;
+        }
+        in_loop[h] = h;
+        depth[h] += 1;
+        let mut work = latches;
+        while let Some(u) = work.pop() {
+            if in_loop[u] == h {
+                continue;
+            }
+            in_loop[u] = h;
+            depth[u] += 1;
+            for &p in &preds[u] {
+                if visited[p] && in_loop[p] != h {
+                    work.push(p);
+                }
+            }
+        }
+    }
+    depth
+}
+
+/// `10^min(depth, 6)` for every block.
+pub fn block_frequencies<F: Function + ?Sized>(func: &F) -> Vec<u64> {
+    loop_depths(func)
+        .into_iter()
+        .map(|d| 10u64.pow(d.min(MAX_FREQ_DEPTH)))
+        .collect()
+}
