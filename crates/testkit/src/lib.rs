@@ -12,4 +12,5 @@
 pub mod builder;
 pub mod check;
 pub mod cost;
+pub mod cranelift_like;
 pub mod fuzzgen;
