@@ -5,13 +5,19 @@
 //! The public surface is deliberately small: [`run`], [`run_with_context`], [`Options`],
 //! [`Stats`] and the reusable [`Context`]. See `docs/design.md` for the pipeline.
 
+mod analysis;
+mod edits;
+mod greedy;
+mod slots;
+
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 
 /// Tuning knobs. `Default` is what we ship.
+///
+/// Input is always validated (SSA, CFG shape, operand shapes): bad input gets a
+/// `RegAllocError`, never a panic.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Run regalloc2-style SSA validation of the input first (slower; for untrusted input).
-    pub validate_ssa: bool,
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it.
     pub deferred_spilling: bool,
@@ -20,7 +26,6 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            validate_ssa: true,
             deferred_spilling: false,
         }
     }
@@ -49,6 +54,9 @@ pub struct Stats {
 #[derive(Default)]
 pub struct Context {
     stats: Stats,
+    analyses: analysis::Analyses,
+    greedy: greedy::GreedyCtx,
+    edits: edits::EditsCtx,
 }
 
 impl Context {
@@ -79,6 +87,28 @@ pub fn run_with_context<F: Function + ?Sized>(
     options: &Options,
     ctx: &mut Context,
 ) -> Result<Output, RegAllocError> {
-    let _ = (func, env, options, ctx);
-    todo!("core allocator lands in issue 2")
+    ctx.stats = Stats::default();
+    ctx.analyses.compute(func)?;
+    greedy::Allocator {
+        func,
+        env,
+        options,
+        an: &ctx.analyses,
+        ctx: &mut ctx.greedy,
+        stats: &mut ctx.stats,
+        priority: greedy::advisor::DefaultPriority,
+        eviction: greedy::advisor::DefaultEviction,
+    }
+    .run()?;
+    let mut out = Output::default();
+    edits::OutputBuilder {
+        func,
+        env,
+        an: &ctx.analyses,
+        g: &mut ctx.greedy,
+        ctx: &mut ctx.edits,
+        stats: &mut ctx.stats,
+    }
+    .build(&mut out)?;
+    Ok(out)
 }

@@ -1,0 +1,168 @@
+//! `ragreedy stress`: allocate many generated functions with our allocator (and with
+//! ion, to compare errors), run regalloc2's checker plus our structural checks on every
+//! output, write each failing function to a file so it can become a regression test.
+
+use clap::{Args, ValueEnum};
+use ragreedy_testkit::{check, cranelift_like, fuzzgen};
+use regalloc2::{Function, MachineEnv, RegallocOptions};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Generator {
+    /// regalloc2's fuzzing `Func` with ion's fuzz options (options cycled per function).
+    Fuzz,
+    /// Our Cranelift-shaped generator (stack operands, branch operands, reuse, calls).
+    CraneliftLike,
+}
+
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// Number of functions to allocate.
+    #[arg(long, default_value_t = 1000)]
+    pub count: usize,
+    /// First seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Allocatable registers per class (default: the generator's full environment).
+    #[arg(long)]
+    pub regs: Option<usize>,
+    /// Which generator produces the functions.
+    #[arg(long = "gen", value_enum, default_value_t = Generator::Fuzz)]
+    pub generator: Generator,
+    /// Directory where failing functions are written.
+    #[arg(long, default_value = "stress-failures")]
+    pub out: PathBuf,
+    /// Print every failure's details, not only the first few.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Default)]
+struct Tally {
+    functions: usize,
+    checker_failures: usize,
+    errors: usize,
+    ion_errors: usize,
+    errors_where_ion_allocates: usize,
+    reported: usize,
+}
+
+pub fn main(args: StressArgs) -> i32 {
+    let mut tally = Tally::default();
+    let mut seed = args.seed;
+    let mut ctx = regalloc_greedy::Context::new();
+    let options = regalloc_greedy::Options::default();
+    // Panics are counted as failures; keep the default hook from flooding the output.
+    std::panic::set_hook(Box::new(|_| {}));
+    while tally.functions < args.count {
+        let s = seed;
+        seed += 1;
+        match args.generator {
+            Generator::Fuzz => {
+                let opts = match args.regs {
+                    Some(k) => fuzzgen::small_env_options(k),
+                    None => fuzzgen::fuzz_options(),
+                };
+                // Cycle through every option combination on a quarter of the functions.
+                let opts = if s % 4 == 3 {
+                    regalloc2::fuzzing::func::Options {
+                        num_uses_per_inst: opts.num_uses_per_inst.clone(),
+                        ..fuzzgen::options_combination((s / 4 % 32) as u8)
+                    }
+                } else {
+                    opts
+                };
+                let Some(func) = fuzzgen::func_from_seed(s, &opts) else { continue };
+                let env = match args.regs {
+                    Some(k) => fuzzgen::restrict_env(&fuzzgen::machine_env(), k),
+                    None => fuzzgen::machine_env(),
+                };
+                one(&args, &mut tally, &mut ctx, &options, s, &func, &env, &|| format!("{func:?}"));
+            }
+            Generator::CraneliftLike => {
+                let func = cranelift_like::from_seed(s);
+                let env = match args.regs {
+                    Some(k) => cranelift_like::x64_env_k(k),
+                    None => cranelift_like::x64_env(),
+                };
+                one(&args, &mut tally, &mut ctx, &options, s, &func, &env, &|| format!("{func:?}"));
+            }
+        }
+    }
+    let _ = std::panic::take_hook();
+    println!(
+        "{} functions, {} checker failures, {} errors (ion errors: {})",
+        tally.functions, tally.checker_failures, tally.errors, tally.ion_errors
+    );
+    if tally.errors_where_ion_allocates > 0 {
+        println!("{} errors where ion allocates", tally.errors_where_ion_allocates);
+    }
+    i32::from(tally.checker_failures > 0 || tally.errors_where_ion_allocates > 0)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one<F: Function>(
+    args: &StressArgs,
+    tally: &mut Tally,
+    ctx: &mut regalloc_greedy::Context,
+    options: &regalloc_greedy::Options,
+    seed: u64,
+    func: &F,
+    env: &MachineEnv,
+    listing: &dyn Fn() -> String,
+) {
+    tally.functions += 1;
+    let ion = regalloc2::run(func, env, &RegallocOptions::default());
+    let ion_ok = ion.is_ok();
+    if !ion_ok {
+        tally.ion_errors += 1;
+    }
+    let ours = catch_unwind(AssertUnwindSafe(|| {
+        regalloc_greedy::run_with_context(func, env, options, ctx)
+    }));
+    let failure = match ours {
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            *ctx = regalloc_greedy::Context::new();
+            tally.checker_failures += 1;
+            Some(format!("panic: {msg}"))
+        }
+        Ok(Err(e)) => {
+            tally.errors += 1;
+            if ion_ok {
+                tally.errors_where_ion_allocates += 1;
+                Some(format!("error {e:?} where ion allocates"))
+            } else {
+                None
+            }
+        }
+        Ok(Ok(out)) => match check::check_output(func, env, &out) {
+            Ok(()) => None,
+            Err(e) => {
+                tally.checker_failures += 1;
+                Some(format!("checker: {e}"))
+            }
+        },
+    };
+    if let Some(msg) = failure {
+        let _ = std::fs::create_dir_all(&args.out);
+        let path = args.out.join(format!("seed-{seed}.txt"));
+        let text = format!(
+            "# ragreedy stress --gen {:?} --seed {seed} --count 1{}\n# {msg}\n{}",
+            args.generator,
+            args.regs.map(|k| format!(" --regs {k}")).unwrap_or_default(),
+            listing()
+        );
+        let _ = std::fs::write(&path, text);
+        if tally.reported < 5 || args.verbose {
+            let short: String = msg.chars().take(300).collect();
+            eprintln!("seed {seed}: {short} (written to {})", path.display());
+        }
+        tally.reported += 1;
+    }
+}

@@ -1,0 +1,254 @@
+//! Control-flow facts about the input function: structural validation (the same
+//! `RegAllocError`s regalloc2 reports), postorder, dominator tree with O(1) dominance
+//! queries, and the instruction → block map. Knows nothing of any allocator.
+
+use regalloc2::{Block, Function, Inst, RegAllocError};
+
+/// A validated view of the function's CFG.
+#[derive(Default)]
+pub(crate) struct Cfg {
+    /// Blocks reachable from the entry, in postorder.
+    pub postorder: Vec<Block>,
+    /// Reverse-postorder position of each block (`u32::MAX` when unreachable).
+    pub rpo_index: Vec<u32>,
+    /// Immediate dominator of each block (`Block::invalid()` for the entry and unreachable blocks).
+    pub idom: Vec<Block>,
+    /// Pre/post numbers of each block in the dominator tree: `a` dominates `b` iff
+    /// `pre[a] <= pre[b] && post[b] <= post[a]`.
+    dom_pre: Vec<u32>,
+    dom_post: Vec<u32>,
+    /// The block holding each instruction.
+    pub inst_block: Vec<Block>,
+    scratch_children: Vec<Vec<Block>>,
+    scratch_stack: Vec<(Block, usize)>,
+}
+
+impl Cfg {
+    /// Validates the CFG shape and computes the analyses. Errors mirror regalloc2's:
+    /// `BB` for malformed blocks, `CritEdge`, `DisallowedBranchArg`, `Branch`.
+    pub fn compute<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+        let nb = f.num_blocks();
+        let ni = f.num_insts();
+        if nb == 0 || f.entry_block().index() >= nb {
+            return Err(RegAllocError::BB(f.entry_block()));
+        }
+        self.check_layout(f)?;
+        self.check_edges(f)?;
+        self.compute_postorder(f);
+        self.compute_dominators(f);
+        debug_assert_eq!(self.inst_block.len(), ni);
+        Ok(())
+    }
+
+    /// Blocks must tile the instruction space in order, each non-empty and ending with
+    /// exactly one terminator; branch-argument counts must match the successors' params.
+    fn check_layout<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+        let nb = f.num_blocks();
+        let ni = f.num_insts();
+        self.inst_block.clear();
+        self.inst_block.resize(ni, Block::invalid());
+        let mut next = 0usize;
+        for b in 0..nb {
+            let block = Block::new(b);
+            let range = f.block_insns(block);
+            if range.first().index() != next || range.len() == 0 || range.last().index() >= ni {
+                return Err(RegAllocError::BB(block));
+            }
+            next = range.last().index() + 1;
+            for inst in range.iter() {
+                self.inst_block[inst.index()] = block;
+                let is_term = f.is_branch(inst) || f.is_ret(inst);
+                if (inst == range.last()) != is_term {
+                    return Err(RegAllocError::BB(block));
+                }
+            }
+            let last = range.last();
+            let succs = f.block_succs(block);
+            if succs.iter().any(|s| s.index() >= nb) {
+                return Err(RegAllocError::BB(block));
+            }
+            if f.is_branch(last) {
+                for (i, &succ) in succs.iter().enumerate() {
+                    if f.branch_blockparams(block, last, i).len() != f.block_params(succ).len() {
+                        return Err(RegAllocError::Branch(last));
+                    }
+                }
+            } else if !succs.is_empty() {
+                return Err(RegAllocError::BB(block));
+            }
+        }
+        if next != ni {
+            return Err(RegAllocError::BB(Block::new(nb - 1)));
+        }
+        if !f.block_params(f.entry_block()).is_empty() {
+            return Err(RegAllocError::BB(f.entry_block()));
+        }
+        Ok(())
+    }
+
+    /// Predecessor lists must mirror successor lists; no critical edges; a branch
+    /// feeding a merge block carries no operands (its edge moves go before it).
+    fn check_edges<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+        let nb = f.num_blocks();
+        let entry = f.entry_block();
+        let npreds = |b: Block| f.block_preds(b).len() + usize::from(b == entry);
+        for b in 0..nb {
+            let block = Block::new(b);
+            for &p in f.block_preds(block) {
+                if p.index() >= nb || !f.block_succs(p).contains(&block) {
+                    return Err(RegAllocError::BB(block));
+                }
+            }
+            for &s in f.block_succs(block) {
+                if !f.block_preds(s).contains(&block) {
+                    return Err(RegAllocError::BB(block));
+                }
+            }
+        }
+        for b in 0..nb {
+            let block = Block::new(b);
+            if npreds(block) > 1 {
+                for &p in f.block_preds(block) {
+                    if f.block_succs(p).len() > 1 {
+                        return Err(RegAllocError::CritEdge(p, block));
+                    }
+                }
+            }
+            if f.block_succs(block).iter().any(|&s| npreds(s) > 1) {
+                let last = f.block_insns(block).last();
+                if !f.inst_operands(last).is_empty() {
+                    return Err(RegAllocError::DisallowedBranchArg(last));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn compute_postorder<F: Function + ?Sized>(&mut self, f: &F) {
+        let nb = f.num_blocks();
+        self.postorder.clear();
+        self.rpo_index.clear();
+        self.rpo_index.resize(nb, u32::MAX);
+        // `rpo_index` doubles as the visited mark during the walk.
+        let stack = &mut self.scratch_stack;
+        stack.clear();
+        let entry = f.entry_block();
+        self.rpo_index[entry.index()] = 0;
+        stack.push((entry, 0));
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            let succs = f.block_succs(b);
+            if *next < succs.len() {
+                let s = succs[*next];
+                *next += 1;
+                if self.rpo_index[s.index()] == u32::MAX {
+                    self.rpo_index[s.index()] = 0;
+                    stack.push((s, 0));
+                }
+            } else {
+                self.postorder.push(b);
+                stack.pop();
+            }
+        }
+        let n = self.postorder.len() as u32;
+        for (i, &b) in self.postorder.iter().enumerate() {
+            self.rpo_index[b.index()] = n - 1 - i as u32;
+        }
+    }
+
+    /// Cooper, Harvey and Kennedy's iterative dominator algorithm over the RPO, then a
+    /// DFS of the tree for interval numbering.
+    fn compute_dominators<F: Function + ?Sized>(&mut self, f: &F) {
+        let nb = f.num_blocks();
+        let entry = f.entry_block();
+        self.idom.clear();
+        self.idom.resize(nb, Block::invalid());
+        self.idom[entry.index()] = entry;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in self.postorder.iter().rev() {
+                if b == entry {
+                    continue;
+                }
+                let mut new_idom = Block::invalid();
+                for &p in f.block_preds(b) {
+                    if !self.idom[p.index()].is_valid() {
+                        continue;
+                    }
+                    new_idom = if new_idom.is_valid() {
+                        intersect(&self.idom, &self.rpo_index, p, new_idom)
+                    } else {
+                        p
+                    };
+                }
+                if new_idom != self.idom[b.index()] {
+                    self.idom[b.index()] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        self.idom[entry.index()] = Block::invalid();
+
+        let children = &mut self.scratch_children;
+        children.iter_mut().for_each(Vec::clear);
+        children.resize_with(nb, Vec::new);
+        for &b in self.postorder.iter().rev() {
+            let d = self.idom[b.index()];
+            if d.is_valid() {
+                children[d.index()].push(b);
+            }
+        }
+        self.dom_pre.clear();
+        self.dom_pre.resize(nb, u32::MAX);
+        self.dom_post.clear();
+        self.dom_post.resize(nb, 0);
+        let mut counter = 0u32;
+        let stack = &mut self.scratch_stack;
+        stack.clear();
+        stack.push((entry, 0));
+        self.dom_pre[entry.index()] = counter;
+        counter += 1;
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            if *next < children[b.index()].len() {
+                let c = children[b.index()][*next];
+                *next += 1;
+                self.dom_pre[c.index()] = counter;
+                counter += 1;
+                stack.push((c, 0));
+            } else {
+                self.dom_post[b.index()] = counter;
+                counter += 1;
+                stack.pop();
+            }
+        }
+    }
+
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index[b.index()] != u32::MAX
+    }
+
+    /// Does `a` dominate `b`? Unreachable blocks dominate nothing and are dominated by nothing.
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        let (pa, pb) = (self.dom_pre[a.index()], self.dom_pre[b.index()]);
+        pa != u32::MAX
+            && pb != u32::MAX
+            && pa <= pb
+            && self.dom_post[b.index()] <= self.dom_post[a.index()]
+    }
+
+    pub fn block_of(&self, inst: Inst) -> Block {
+        self.inst_block[inst.index()]
+    }
+}
+
+fn intersect(idom: &[Block], rpo: &[u32], mut a: Block, mut b: Block) -> Block {
+    while a != b {
+        while rpo[a.index()] > rpo[b.index()] {
+            a = idom[a.index()];
+        }
+        while rpo[b.index()] > rpo[a.index()] {
+            b = idom[b.index()];
+        }
+    }
+    a
+}

@@ -1,0 +1,309 @@
+//! Live intervals: for each vreg, sorted disjoint segments of program points (each inside
+//! one block) plus its use and def sites; for each physical register, the points that
+//! fixed-register operands and clobbers reserve on it.
+//!
+//! Program points are numbered `2 * inst + pos` (`pos` 0 = Before/Early, 1 = After/Late),
+//! and a segment `[start, end)` is a half-open range of them. The rules follow regalloc2's:
+//! an early use is live at `2i`, a late use at `2i + 1`; in an instruction with a reused
+//! input every other early use is live at `2i + 1` too (it must not share the output's
+//! register); an early def starts at `2i`, a late def at `2i + 1`, a dead def lives until
+//! the next instruction. A value with a fixed-register operand is copied to or from that
+//! register around the instruction, so its own segment does not need the register: a
+//! fixed def's segment starts at `2i + 2`, after the copy out of the fixed register.
+
+use super::{cfg::Cfg, liveness::Liveness};
+use regalloc2::{
+    Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, RegAllocError,
+    VReg,
+};
+
+pub(crate) type Point = u32;
+
+pub(crate) fn before(inst: Inst) -> Point {
+    2 * inst.index() as u32
+}
+
+pub(crate) fn point_inst(p: Point) -> Inst {
+    Inst::new((p / 2) as usize)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Segment {
+    pub start: Point,
+    pub end: Point,
+}
+
+impl Segment {
+    pub fn len(&self) -> u32 {
+        self.end - self.start
+    }
+}
+
+/// One operand of an instruction that mentions a vreg.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UseSite {
+    pub inst: Inst,
+    /// Index of the operand in `inst_operands(inst)`.
+    pub slot: u16,
+    pub operand: Operand,
+    /// First point at which the operand's value must be in its allocation.
+    pub first: Point,
+    /// Last point at which it must be there.
+    pub last: Point,
+}
+
+impl UseSite {
+    pub fn is_def(&self) -> bool {
+        self.operand.kind() == OperandKind::Def
+    }
+}
+
+/// Points on a physical register that belong to a fixed operand of `owner` (or to a
+/// clobber, `owner` invalid). An interval of the same vreg may overlap its own reservation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reservation {
+    pub start: Point,
+    pub end: Point,
+    pub owner: VReg,
+}
+
+/// The vreg an instruction's reuse constraint copies from, if any.
+pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
+    ops.iter().find_map(|op| match op.constraint() {
+        OperandConstraint::Reuse(j) => Some(ops[j].vreg()),
+        _ => None,
+    })
+}
+
+/// Points `[first, last]` at which `op` of `inst` needs its value in its allocation.
+pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (Point, Point) {
+    let b = before(inst);
+    match (op.kind(), op.pos()) {
+        (OperandKind::Use, OperandPos::Late) => (b, b + 1),
+        (OperandKind::Use, OperandPos::Early) => {
+            if reused.is_some_and(|r| r != op.vreg()) {
+                (b, b + 1)
+            } else {
+                (b, b)
+            }
+        }
+        (OperandKind::Def, OperandPos::Early) => (b, b + 1),
+        (OperandKind::Def, OperandPos::Late) => (b + 1, b + 1),
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct LiveIntervals {
+    /// Per vreg: range into `segments`.
+    pub vreg_segments: Vec<(u32, u32)>,
+    pub segments: Vec<Segment>,
+    /// Per vreg: range into `uses` (sorted by instruction, then slot).
+    pub vreg_uses: Vec<(u32, u32)>,
+    pub uses: Vec<UseSite>,
+    /// Per physical register index: reservations sorted by start, disjoint unless they
+    /// share an owner.
+    pub fixed: Vec<Vec<Reservation>>,
+    raw_segments: Vec<(u32, Segment)>,
+    raw_uses: Vec<(u32, UseSite)>,
+    open_end: Vec<Point>,
+    open_list: Vec<u32>,
+    def_stamp: Vec<u32>,
+    out_stamp: Vec<u32>,
+}
+
+const NOT_OPEN: Point = Point::MAX;
+
+impl LiveIntervals {
+    pub fn segments_of(&self, v: VReg) -> &[Segment] {
+        let (a, b) = self.vreg_segments[v.vreg()];
+        &self.segments[a as usize..b as usize]
+    }
+
+    pub fn uses_of(&self, v: VReg) -> &[UseSite] {
+        let (a, b) = self.vreg_uses[v.vreg()];
+        &self.uses[a as usize..b as usize]
+    }
+
+    pub fn build<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        _cfg: &Cfg,
+        live: &Liveness,
+    ) -> Result<(), RegAllocError> {
+        let nv = f.num_vregs();
+        self.raw_segments.clear();
+        self.raw_uses.clear();
+        self.open_end.clear();
+        self.open_end.resize(nv, NOT_OPEN);
+        self.def_stamp.clear();
+        self.def_stamp.resize(nv, u32::MAX);
+        self.out_stamp.clear();
+        self.out_stamp.resize(nv, u32::MAX);
+        for r in &mut self.fixed {
+            r.clear();
+        }
+        self.fixed.resize_with(PReg::NUM_INDEX, Vec::new);
+
+        for b in (0..f.num_blocks()).rev() {
+            let block = Block::new(b);
+            self.scan_block(f, live, block)?;
+        }
+
+        self.raw_segments.sort_unstable_by_key(|&(v, s)| (v, s.start));
+        self.raw_uses
+            .sort_unstable_by_key(|&(v, u)| (v, u.inst.index(), u.slot));
+        group(&self.raw_segments, nv, &mut self.vreg_segments, &mut self.segments);
+        group(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
+
+        for list in &mut self.fixed {
+            if list.len() < 2 {
+                continue;
+            }
+            list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
+            let mut out = 0;
+            for i in 0..list.len() {
+                let r = list[i];
+                if out > 0 {
+                    let prev = &mut list[out - 1];
+                    if r.start < prev.end {
+                        if r.owner != prev.owner {
+                            // Two values (or a value and a clobber) pinned to one register
+                            // at the same point: no allocation can satisfy that.
+                            return Err(RegAllocError::TooManyLiveRegs);
+                        }
+                        prev.end = prev.end.max(r.end);
+                        continue;
+                    }
+                }
+                list[out] = r;
+                out += 1;
+            }
+            list.truncate(out);
+        }
+        Ok(())
+    }
+
+    fn scan_block<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        live: &Liveness,
+        block: Block,
+    ) -> Result<(), RegAllocError> {
+        let insns = f.block_insns(block);
+        let start = before(insns.first());
+        let end = before(insns.last()) + 2;
+        let bstamp = block.index() as u32;
+        self.open_list.clear();
+
+        let last = insns.last();
+        let open = |this: &mut Self, v: usize, until: Point| {
+            if this.open_end[v] == NOT_OPEN {
+                this.open_end[v] = until;
+                this.open_list.push(v as u32);
+            } else {
+                this.open_end[v] = this.open_end[v].max(until);
+            }
+        };
+        for &succ in f.block_succs(block) {
+            for &v in &live.livein[succ.index()] {
+                if self.out_stamp[v.vreg()] != bstamp {
+                    self.out_stamp[v.vreg()] = bstamp;
+                    open(self, v.vreg(), end);
+                }
+            }
+        }
+        if f.is_branch(last) {
+            for i in 0..f.block_succs(block).len() {
+                for &arg in f.branch_blockparams(block, last, i) {
+                    open(self, arg.vreg(), end);
+                }
+            }
+        }
+
+        for inst in insns.iter().rev() {
+            let ops = f.inst_operands(inst);
+            let b = before(inst);
+            for clobber in f.inst_clobbers(inst) {
+                self.fixed[clobber.index()].push(Reservation {
+                    start: b + 1,
+                    end: b + 2,
+                    owner: VReg::invalid(),
+                });
+            }
+            let reused = reused_vreg(ops);
+            for (k, &op) in ops.iter().enumerate() {
+                if op.kind() != OperandKind::Def || op.as_fixed_nonallocatable().is_some() {
+                    continue;
+                }
+                let v = op.vreg();
+                let (first, lastp) = operand_points(inst, op, reused);
+                self.raw_uses.push((
+                    v.vreg() as u32,
+                    UseSite { inst, slot: k as u16, operand: op, first, last: lastp },
+                ));
+                let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
+                    self.fixed[p.index()].push(Reservation { start: first, end: b + 2, owner: v });
+                    true
+                } else {
+                    false
+                };
+                if self.def_stamp[v.vreg()] == inst.index() as u32 {
+                    continue;
+                }
+                self.def_stamp[v.vreg()] = inst.index() as u32;
+                let seg_start = if fixed { b + 2 } else { first };
+                let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
+                if open_end != NOT_OPEN {
+                    if seg_start < open_end {
+                        self.raw_segments
+                            .push((v.vreg() as u32, Segment { start: seg_start, end: open_end }));
+                    }
+                } else if !fixed {
+                    self.raw_segments
+                        .push((v.vreg() as u32, Segment { start: seg_start, end: b + 2 }));
+                }
+            }
+            for (k, &op) in ops.iter().enumerate() {
+                if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
+                    continue;
+                }
+                let v = op.vreg();
+                let (first, lastp) = operand_points(inst, op, reused);
+                self.raw_uses.push((
+                    v.vreg() as u32,
+                    UseSite { inst, slot: k as u16, operand: op, first, last: lastp },
+                ));
+                if let OperandConstraint::FixedReg(p) = op.constraint() {
+                    self.fixed[p.index()].push(Reservation { start: first, end: lastp + 1, owner: v });
+                }
+                open(self, v.vreg(), lastp + 1);
+            }
+        }
+
+        for i in 0..self.open_list.len() {
+            let v = self.open_list[i] as usize;
+            let e = std::mem::replace(&mut self.open_end[v], NOT_OPEN);
+            if e != NOT_OPEN {
+                self.raw_segments.push((v as u32, Segment { start, end: e }));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Turns `(vreg, item)` pairs sorted by vreg into per-vreg ranges of a flat vector.
+fn group<T: Copy>(raw: &[(u32, T)], nv: usize, ranges: &mut Vec<(u32, u32)>, out: &mut Vec<T>) {
+    ranges.clear();
+    ranges.resize(nv, (0, 0));
+    out.clear();
+    let mut i = 0;
+    while i < raw.len() {
+        let v = raw[i].0;
+        let s = out.len() as u32;
+        while i < raw.len() && raw[i].0 == v {
+            out.push(raw[i].1);
+            i += 1;
+        }
+        ranges[v as usize] = (s, out.len() as u32);
+    }
+}

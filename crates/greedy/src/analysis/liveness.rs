@@ -1,0 +1,243 @@
+//! SSA validation and liveness. Every vreg has one definition (a block parameter or an
+//! instruction def) that dominates its uses; live-in sets come from path exploration
+//! backwards from each upward-exposed use to the definition, so the work is
+//! proportional to the size of the live-in sets, not to iterations of a dataflow
+//! fixpoint.
+
+use super::cfg::Cfg;
+use regalloc2::{Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg};
+
+#[derive(Default)]
+pub(crate) struct Liveness {
+    /// Defining block of each vreg (`Block::invalid()` if never defined).
+    pub def_block: Vec<Block>,
+    /// Class of each vreg, learned from its first mention.
+    pub class: Vec<Option<RegClass>>,
+    /// Vregs live on entry to each block (block params excluded).
+    pub livein: Vec<Vec<VReg>>,
+    def_inst: Vec<Inst>,
+    local_stamp: Vec<u32>,
+    exposed: Vec<(u32, u32)>,
+    block_stamp: Vec<u32>,
+    stack: Vec<Block>,
+}
+
+impl Liveness {
+    pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+        self.validate_ssa(f, cfg)?;
+        self.compute_liveins(f)
+    }
+
+    /// The instruction defining `v`, if an instruction does (not a block param).
+    pub fn def_inst(&self, v: VReg) -> Option<Inst> {
+        let i = self.def_inst[v.vreg()];
+        i.is_valid().then_some(i)
+    }
+
+    fn note_class(&mut self, v: VReg, inst: Inst) -> Result<(), RegAllocError> {
+        let slot = self
+            .class
+            .get_mut(v.vreg())
+            .ok_or(RegAllocError::SSA(v, inst))?;
+        match *slot {
+            None => *slot = Some(v.class()),
+            Some(c) if c != v.class() => return Err(RegAllocError::SSA(v, inst)),
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The same rules as regalloc2's `validate_ssa`, plus the operand-shape checks that
+    /// keep later stages panic-free (indices in range, classes consistent, reuse targets
+    /// that exist).
+    fn validate_ssa<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+        let nv = f.num_vregs();
+        let nb = f.num_blocks();
+        self.def_block.clear();
+        self.def_block.resize(nv, Block::invalid());
+        self.def_inst.clear();
+        self.def_inst.resize(nv, Inst::invalid());
+        self.class.clear();
+        self.class.resize(nv, None);
+        let multi_defs = f.allow_multiple_vreg_defs();
+
+        for b in 0..nb {
+            let block = Block::new(b);
+            for &p in f.block_params(block) {
+                self.note_class(p, Inst::invalid())?;
+                if self.def_block[p.vreg()].is_valid() {
+                    return Err(RegAllocError::SSA(p, Inst::invalid()));
+                }
+                self.def_block[p.vreg()] = block;
+            }
+            for inst in f.block_insns(block).iter() {
+                let ops = f.inst_operands(inst);
+                if ops.len() > u16::MAX as usize {
+                    return Err(RegAllocError::TooManyOperands);
+                }
+                for (k, op) in ops.iter().enumerate() {
+                    if op.as_fixed_nonallocatable().is_some() {
+                        if op.kind() == OperandKind::Def {
+                            return Err(RegAllocError::SSA(op.vreg(), inst));
+                        }
+                        continue;
+                    }
+                    let v = op.vreg();
+                    self.note_class(v, inst)?;
+                    match op.constraint() {
+                        OperandConstraint::FixedReg(p) if p.class() != v.class() => {
+                            return Err(RegAllocError::SSA(v, inst));
+                        }
+                        OperandConstraint::Reuse(j) => {
+                            let ok = op.kind() == OperandKind::Def
+                                && j < ops.len()
+                                && j != k
+                                && ops[j].kind() == OperandKind::Use
+                                && ops[j].as_fixed_nonallocatable().is_none()
+                                && ops[j].class() == v.class()
+                                && !matches!(ops[j].constraint(), OperandConstraint::Reuse(_));
+                            if !ok {
+                                return Err(RegAllocError::SSA(v, inst));
+                            }
+                        }
+                        OperandConstraint::Limit(n) if n == 0 => {
+                            return Err(RegAllocError::TooManyLiveRegs);
+                        }
+                        _ => {}
+                    }
+                    if op.kind() == OperandKind::Def {
+                        let prev = self.def_inst[v.vreg()];
+                        if self.def_block[v.vreg()].is_valid() && !(multi_defs && prev == inst) {
+                            return Err(RegAllocError::SSA(v, inst));
+                        }
+                        self.def_block[v.vreg()] = block;
+                        self.def_inst[v.vreg()] = inst;
+                    }
+                }
+            }
+        }
+
+        // Dominance of uses: a local def must come earlier in the block (never in the
+        // same instruction), a non-local one must dominate the block.
+        self.local_stamp.clear();
+        self.local_stamp.resize(nv, u32::MAX);
+        for b in 0..nb {
+            let block = Block::new(b);
+            let stamp = b as u32;
+            for &p in f.block_params(block) {
+                self.local_stamp[p.vreg()] = stamp;
+            }
+            let insns = f.block_insns(block);
+            for inst in insns.iter() {
+                let ops = f.inst_operands(inst);
+                for op in ops {
+                    if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
+                        self.check_dominated(cfg, block, stamp, op.vreg(), inst)?;
+                    }
+                }
+                for op in ops {
+                    if op.kind() == OperandKind::Def && op.as_fixed_nonallocatable().is_none() {
+                        self.local_stamp[op.vreg().vreg()] = stamp;
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                    let params = f.block_params(succ);
+                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        if arg.vreg() >= nv || arg.class() != param.class() {
+                            return Err(RegAllocError::Branch(last));
+                        }
+                        self.note_class(arg, last)?;
+                        self.check_dominated(cfg, block, stamp, arg, last)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_dominated(
+        &self,
+        cfg: &Cfg,
+        block: Block,
+        stamp: u32,
+        v: VReg,
+        inst: Inst,
+    ) -> Result<(), RegAllocError> {
+        let def = self.def_block[v.vreg()];
+        let ok = def.is_valid()
+            && if def == block {
+                self.local_stamp[v.vreg()] == stamp
+            } else {
+                cfg.dominates(def, block)
+            };
+        if ok { Ok(()) } else { Err(RegAllocError::SSA(v, inst)) }
+    }
+
+    fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+        let nb = f.num_blocks();
+        for l in &mut self.livein {
+            l.clear();
+        }
+        self.livein.resize_with(nb, Vec::new);
+
+        // Upward-exposed uses: a use outside the defining block (SSA makes every use in
+        // the defining block follow the def). Branch args are uses at the block end.
+        self.exposed.clear();
+        for b in 0..nb {
+            let block = Block::new(b);
+            let insns = f.block_insns(block);
+            for inst in insns.iter() {
+                for op in f.inst_operands(inst) {
+                    if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
+                        let v = op.vreg().vreg();
+                        if self.def_block[v] != block {
+                            self.exposed.push((v as u32, b as u32));
+                        }
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for i in 0..f.block_succs(block).len() {
+                    for &arg in f.branch_blockparams(block, last, i) {
+                        if self.def_block[arg.vreg()] != block {
+                            self.exposed.push((arg.vreg() as u32, b as u32));
+                        }
+                    }
+                }
+            }
+        }
+        self.exposed.sort_unstable();
+        self.exposed.dedup();
+
+        self.block_stamp.clear();
+        self.block_stamp.resize(nb, u32::MAX);
+        let entry = f.entry_block();
+        for idx in 0..self.exposed.len() {
+            let (v, b) = self.exposed[idx];
+            let vreg = VReg::new(v as usize, self.class[v as usize].unwrap_or(RegClass::Int));
+            let def = self.def_block[v as usize];
+            self.stack.clear();
+            self.stack.push(Block::new(b as usize));
+            while let Some(x) = self.stack.pop() {
+                if self.block_stamp[x.index()] == v {
+                    continue;
+                }
+                self.block_stamp[x.index()] = v;
+                if x == entry {
+                    return Err(RegAllocError::EntryLivein);
+                }
+                self.livein[x.index()].push(vreg);
+                for &p in f.block_preds(x) {
+                    if p != def && self.block_stamp[p.index()] != v {
+                        self.stack.push(p);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,470 @@
+//! From allocation decisions to regalloc2's `Output`: operand allocations, the moves
+//! that connect a value's locations (reloads before uses, stores after defs, copies to
+//! and from fixed registers, reuse copies, edge moves for live-ins and block params),
+//! parallel-move resolution per program point, and debug locations.
+//!
+//! Moves at one program point run in groups, each group a parallel move, in this order
+//! before an instruction: edge moves arriving in the block, moves between pieces of a
+//! value, copies into operand registers (reloads, fixed uses), reuse copies, and last
+//! edge moves leaving the block (placed before its branch). After an instruction: copies
+//! out of def registers (stores, fixed defs).
+
+pub(crate) mod parallel;
+
+use crate::Stats;
+use crate::analysis::Analyses;
+use crate::analysis::intervals::{before, operand_points, point_inst, reused_vreg};
+use crate::greedy::GreedyCtx;
+use crate::greedy::interval::IntervalKind;
+use crate::greedy::matrix::reserved_at;
+use hashbrown::HashMap;
+use parallel::{ParallelMoves, ScratchSource};
+use regalloc2::{
+    Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
+    PReg, ProgPoint, RegAllocError, RegClass, VReg,
+};
+
+/// Move groups at one `before(inst)` point, in execution order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+enum MovePrio {
+    InEdge = 0,
+    Regular = 1,
+    OperandCopy = 2,
+    ReuseCopy = 3,
+    OutEdge = 4,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PendingMove {
+    /// `ProgPoint` index << 8 | priority: sorting by it orders the groups.
+    key: u64,
+    class: RegClass,
+    from: Allocation,
+    to: Allocation,
+}
+
+#[derive(Default)]
+pub(crate) struct EditsCtx {
+    /// Per vreg: range into `pieces`.
+    piece_range: Vec<(u32, u32)>,
+    /// Where each vreg lives over its main segments: (start, end, location), sorted.
+    pieces: Vec<(u32, u32, Allocation)>,
+    raw_pieces: Vec<(u32, u32, u32, Allocation)>,
+    reloads: HashMap<(u32, u32, bool), PReg>,
+    moves: Vec<PendingMove>,
+    group: Vec<(Allocation, Allocation)>,
+    resolved: Vec<(Allocation, Allocation)>,
+    parallel: ParallelMoves,
+}
+
+pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
+    pub func: &'a F,
+    pub env: &'a MachineEnv,
+    pub an: &'a Analyses,
+    pub g: &'a mut GreedyCtx,
+    pub ctx: &'a mut EditsCtx,
+    pub stats: &'a mut Stats,
+}
+
+impl<F: Function + ?Sized> OutputBuilder<'_, F> {
+    pub fn build(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
+        self.collect_pieces()?;
+        self.collect_reloads();
+        self.ctx.moves.clear();
+        self.operand_allocations(out)?;
+        self.edge_moves(out)?;
+        self.piece_transitions();
+        self.resolve_moves(out)?;
+        self.debug_locations(out);
+        out.num_spillslots = self.g.slots.num_slots();
+        self.stats.spill_slots = out.num_spillslots;
+        Ok(())
+    }
+
+    fn collect_pieces(&mut self) -> Result<(), RegAllocError> {
+        let ctx = &mut *self.ctx;
+        ctx.raw_pieces.clear();
+        for (_, iv) in self.g.intervals.iter() {
+            if iv.kind != IntervalKind::Main {
+                continue;
+            }
+            let alloc = if iv.spilled {
+                let base = self.g.vreg_slot[iv.vreg.vreg()];
+                Allocation::stack(self.g.slots.name(iv.vreg.class(), base))
+            } else {
+                match iv.assigned {
+                    Some(p) => Allocation::reg(p),
+                    None => return Err(RegAllocError::TooManyLiveRegs),
+                }
+            };
+            for s in &iv.segments {
+                ctx.raw_pieces.push((iv.vreg.vreg() as u32, s.start, s.end, alloc));
+            }
+        }
+        ctx.raw_pieces.sort_unstable_by_key(|&(v, s, _, _)| (v, s));
+        ctx.piece_range.clear();
+        ctx.piece_range.resize(self.func.num_vregs(), (0, 0));
+        ctx.pieces.clear();
+        let mut i = 0;
+        while i < ctx.raw_pieces.len() {
+            let v = ctx.raw_pieces[i].0;
+            let start = ctx.pieces.len() as u32;
+            while i < ctx.raw_pieces.len() && ctx.raw_pieces[i].0 == v {
+                let (_, s, e, a) = ctx.raw_pieces[i];
+                ctx.pieces.push((s, e, a));
+                i += 1;
+            }
+            ctx.piece_range[v as usize] = (start, ctx.pieces.len() as u32);
+        }
+        Ok(())
+    }
+
+    fn collect_reloads(&mut self) {
+        self.ctx.reloads.clear();
+        for (_, iv) in self.g.intervals.iter() {
+            if let IntervalKind::Reload { is_def } = iv.kind {
+                if let (Some(p), Some(u)) = (iv.assigned, iv.uses.first()) {
+                    self.ctx
+                        .reloads
+                        .insert((iv.vreg.vreg() as u32, u.inst.index() as u32, is_def), p);
+                }
+            }
+        }
+    }
+
+    /// The location of `v`'s home at point `p`, if `v` is live there.
+    fn loc(&self, v: VReg, p: u32) -> Option<Allocation> {
+        let (a, b) = self.ctx.piece_range[v.vreg()];
+        let pieces = &self.ctx.pieces[a as usize..b as usize];
+        let i = pieces.partition_point(|&(_, e, _)| e <= p);
+        pieces.get(i).filter(|&&(s, _, _)| s <= p).map(|&(_, _, a)| a)
+    }
+
+    fn push_move(&mut self, point: ProgPoint, prio: MovePrio, class: RegClass, from: Allocation, to: Allocation) {
+        if from != to {
+            self.ctx.moves.push(PendingMove {
+                key: ((point.to_index() as u64) << 8) | prio as u64,
+                class,
+                from,
+                to,
+            });
+        }
+    }
+
+    fn is_terminator(&self, inst: Inst) -> bool {
+        self.func.is_branch(inst) || self.func.is_ret(inst)
+    }
+
+    /// After a def in a register other than the value's home: copy it home.
+    fn copy_def_home(&mut self, inst: Inst, v: VReg, from: Allocation) {
+        if self.is_terminator(inst) {
+            // Edge moves read the def's register directly (`loc_at_end`).
+            return;
+        }
+        if let Some(home) = self.loc(v, before(inst) + 2) {
+            self.push_move(ProgPoint::after(inst), MovePrio::Regular, v.class(), from, home);
+        }
+    }
+
+    fn operand_allocations(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
+        out.allocs.clear();
+        out.inst_alloc_offsets.clear();
+        for i in 0..self.func.num_insts() {
+            let inst = Inst::new(i);
+            let ops = self.func.inst_operands(inst);
+            let base = out.allocs.len();
+            out.inst_alloc_offsets.push(base as u32);
+            out.allocs.resize(base + ops.len(), Allocation::none());
+            let reused = reused_vreg(ops);
+            for (k, &op) in ops.iter().enumerate() {
+                if let Some(p) = op.as_fixed_nonallocatable() {
+                    out.allocs[base + k] = Allocation::reg(p);
+                    continue;
+                }
+                let v = op.vreg();
+                let (first, _) = operand_points(inst, op, reused);
+                let is_def = op.kind() == OperandKind::Def;
+                let alloc = match op.constraint() {
+                    OperandConstraint::Reuse(_) => continue,
+                    OperandConstraint::FixedReg(p) => {
+                        let fixed = Allocation::reg(p);
+                        if is_def {
+                            self.copy_def_home(inst, v, fixed);
+                        } else {
+                            let home = self.loc(v, first).ok_or(MISSING)?;
+                            self.push_move(ProgPoint::before(inst), MovePrio::OperandCopy, v.class(), home, fixed);
+                        }
+                        fixed
+                    }
+                    OperandConstraint::Reg | OperandConstraint::Limit(_) => {
+                        match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, is_def)) {
+                            Some(&r) => {
+                                let r = Allocation::reg(r);
+                                if is_def {
+                                    self.copy_def_home(inst, v, r);
+                                } else {
+                                    let home = self.loc(v, first).ok_or(MISSING)?;
+                                    self.push_move(ProgPoint::before(inst), MovePrio::OperandCopy, v.class(), home, r);
+                                }
+                                r
+                            }
+                            None => self.loc(v, first).ok_or(MISSING)?,
+                        }
+                    }
+                    OperandConstraint::Any | OperandConstraint::Stack => {
+                        self.loc(v, first).ok_or(MISSING)?
+                    }
+                };
+                out.allocs[base + k] = alloc;
+            }
+            // Reuse defs last: they overwrite their input operand's allocation.
+            for (k, &op) in ops.iter().enumerate() {
+                let OperandConstraint::Reuse(j) = op.constraint() else { continue };
+                let v = op.vreg();
+                let (first, _) = operand_points(inst, op, reused);
+                let r = match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, true)) {
+                    Some(&r) => {
+                        let r = Allocation::reg(r);
+                        self.copy_def_home(inst, v, r);
+                        r
+                    }
+                    None => self.loc(v, first).ok_or(MISSING)?,
+                };
+                if !r.is_reg() {
+                    return Err(MISSING);
+                }
+                out.allocs[base + k] = r;
+                out.allocs[base + j] = r;
+                let input = ops[j].vreg();
+                let src = self.loc(input, before(inst)).ok_or(MISSING)?;
+                self.push_move(ProgPoint::before(inst), MovePrio::ReuseCopy, v.class(), src, r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Where `v` is when control leaves block `b`.
+    fn loc_at_end(&self, out: &Output, b: Block, v: VReg) -> Option<Allocation> {
+        let last = self.func.block_insns(b).last();
+        if self.an.live.def_inst(v) == Some(last) {
+            let site = self
+                .an
+                .intervals
+                .uses_of(v)
+                .iter()
+                .find(|u| u.inst == last && u.is_def())?;
+            return Some(out.allocs[out.inst_alloc_offsets[last.index()] as usize + site.slot as usize]);
+        }
+        self.loc(v, before(last) + 1)
+    }
+
+    fn edge_moves(&mut self, out: &Output) -> Result<(), RegAllocError> {
+        let f = self.func;
+        let entry = f.entry_block();
+        for s in 0..f.num_blocks() {
+            let succ = Block::new(s);
+            let preds = f.block_preds(succ);
+            let start = before(f.block_insns(succ).first());
+            for &pred in preds {
+                let last = f.block_insns(pred).last();
+                let (point, prio) = if preds.len() == 1 && succ != entry {
+                    (ProgPoint::before(f.block_insns(succ).first()), MovePrio::InEdge)
+                } else {
+                    (ProgPoint::before(last), MovePrio::OutEdge)
+                };
+                for &v in &self.an.live.livein[s] {
+                    let from = self.loc_at_end(out, pred, v).ok_or(MISSING)?;
+                    let to = self.loc(v, start).ok_or(MISSING)?;
+                    self.push_move(point, prio, v.class(), from, to);
+                }
+                let params = f.block_params(succ);
+                if params.is_empty() {
+                    continue;
+                }
+                let succ_idx = f.block_succs(pred).iter().position(|&x| x == succ).ok_or(MISSING)?;
+                let args = f.branch_blockparams(pred, last, succ_idx);
+                for (&param, &arg) in params.iter().zip(args) {
+                    let Some(to) = self.loc(param, start) else { continue };
+                    let from = self.loc_at_end(out, pred, arg).ok_or(MISSING)?;
+                    self.push_move(point, prio, param.class(), from, to);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves between consecutive pieces of one value inside a block.
+    fn piece_transitions(&mut self) {
+        let cfg = &self.an.cfg;
+        for v in 0..self.ctx.piece_range.len() {
+            let (a, b) = self.ctx.piece_range[v];
+            for k in a as usize + 1..b as usize {
+                let (_, prev_end, from) = self.ctx.pieces[k - 1];
+                let (start, _, to) = self.ctx.pieces[k];
+                if prev_end != start || from == to {
+                    continue;
+                }
+                if cfg.block_of(point_inst(prev_end - 1)) != cfg.block_of(point_inst(start)) {
+                    continue;
+                }
+                debug_assert!(start % 2 == 0, "piece boundary inside an instruction");
+                let class = self.an.live.class[v].unwrap_or(RegClass::Int);
+                self.push_move(ProgPoint::before(point_inst(start)), MovePrio::Regular, class, from, to);
+            }
+        }
+    }
+
+    fn resolve_moves(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
+        let mut moves = std::mem::take(&mut self.ctx.moves);
+        moves.sort_by_key(|m| (m.key, m.class as u8));
+        out.edits.clear();
+        let mut group = std::mem::take(&mut self.ctx.group);
+        let mut resolved = std::mem::take(&mut self.ctx.resolved);
+        let mut parallel = std::mem::take(&mut self.ctx.parallel);
+        let mut ok = true;
+        let mut i = 0;
+        while i < moves.len() {
+            let (key, class) = (moves[i].key, moves[i].class);
+            group.clear();
+            while i < moves.len() && moves[i].key == key && moves[i].class == class {
+                group.push((moves[i].from, moves[i].to));
+                i += 1;
+            }
+            let point = ProgPoint::from_index((key >> 8) as u32);
+            let points = self.points_around(point);
+            let mut scratch = Scratch {
+                an: self.an,
+                g: &mut *self.g,
+                env: self.env,
+                points,
+                failed: false,
+            };
+            resolved.clear();
+            parallel.resolve(class, &group, &mut scratch, &mut resolved);
+            ok &= !scratch.failed;
+            for &(from, to) in &resolved {
+                out.edits.push((point, Edit::Move { from, to }));
+                let from_stack = is_stack_alloc(self.env, from);
+                let to_stack = is_stack_alloc(self.env, to);
+                match (from_stack, to_stack) {
+                    (false, true) => self.stats.spill_stores += 1,
+                    (true, false) => self.stats.reloads += 1,
+                    _ => self.stats.moves_inserted += 1,
+                }
+            }
+        }
+        self.ctx.moves = moves;
+        self.ctx.group = group;
+        self.ctx.resolved = resolved;
+        self.ctx.parallel = parallel;
+        if ok { Ok(()) } else { Err(RegAllocError::TooManyLiveRegs) }
+    }
+
+    /// The program points whose occupants must survive a move group at `point`: the
+    /// ones just before and after it, within the same block.
+    fn points_around(&self, point: ProgPoint) -> [Option<u32>; 2] {
+        let idx = point.to_index();
+        let cfg = &self.an.cfg;
+        let same_block = |a: u32, b: u32| {
+            (b as usize) < 2 * self.func.num_insts()
+                && cfg.block_of(point_inst(a)) == cfg.block_of(point_inst(b))
+        };
+        match point.pos() {
+            regalloc2::InstPosition::Before => {
+                let prev = (idx > 0 && same_block(idx - 1, idx)).then(|| idx - 1);
+                [prev, Some(idx)]
+            }
+            regalloc2::InstPosition::After => {
+                let next = same_block(idx, idx + 1).then_some(idx + 1);
+                [Some(idx), next]
+            }
+        }
+    }
+
+    fn debug_locations(&mut self, out: &mut Output) {
+        out.debug_locations.clear();
+        let ni = self.func.num_insts() as u32;
+        for &(v, from, to, label) in self.func.debug_value_labels() {
+            if v.vreg() >= self.ctx.piece_range.len() || from.index() as u32 > ni || to.index() as u32 > ni {
+                continue;
+            }
+            let (lo, hi) = (2 * from.index() as u32, 2 * to.index() as u32);
+            let (a, b) = self.ctx.piece_range[v.vreg()];
+            for &(s, e, alloc) in &self.ctx.pieces[a as usize..b as usize] {
+                let (s, e) = (s.max(lo), e.min(hi));
+                if s < e {
+                    out.debug_locations.push((label, ProgPoint::from_index(s), ProgPoint::from_index(e), alloc));
+                }
+            }
+        }
+        out.debug_locations.sort_by_key(|&(l, s, e, _)| (l, s, e));
+        // Keep each label's ranges disjoint: a later range starts where the earlier ends.
+        let mut kept = 0;
+        for i in 0..out.debug_locations.len() {
+            let mut cur = out.debug_locations[i];
+            if kept > 0 {
+                let prev = out.debug_locations[kept - 1];
+                if prev.0 == cur.0 && cur.1 < prev.2 {
+                    if cur.2 <= prev.2 {
+                        continue;
+                    }
+                    cur.1 = prev.2;
+                }
+            }
+            out.debug_locations[kept] = cur;
+            kept += 1;
+        }
+        out.debug_locations.truncate(kept);
+    }
+}
+
+/// An internal invariant broke (a value with no location where it is needed); reported
+/// as an allocation failure rather than a panic.
+const MISSING: RegAllocError = RegAllocError::TooManyLiveRegs;
+
+fn is_stack_alloc(env: &MachineEnv, a: Allocation) -> bool {
+    a.is_stack() || a.as_reg().is_some_and(|r| env.fixed_stack_slots.contains(&r))
+}
+
+struct Scratch<'a> {
+    an: &'a Analyses,
+    g: &'a mut GreedyCtx,
+    env: &'a MachineEnv,
+    points: [Option<u32>; 2],
+    failed: bool,
+}
+
+impl ScratchSource for Scratch<'_> {
+    fn free_reg(&mut self, class: RegClass, busy: &[Allocation]) -> Option<PReg> {
+        if let Some(r) = self.env.scratch_by_class[class as usize] {
+            return Some(r);
+        }
+        self.g.order[class as usize].iter().copied().find(|&r| {
+            !busy.contains(&Allocation::reg(r))
+                && self.points.iter().flatten().all(|&p| {
+                    self.g.matrix.occupant(r, p).is_none()
+                        && !reserved_at(&self.an.intervals.fixed[r.index()], p)
+                })
+        })
+    }
+
+    fn emergency_slot(&mut self, class: RegClass, which: usize) -> Allocation {
+        Allocation::stack(self.g.slots.emergency(class, which))
+    }
+
+    fn victim_reg(&mut self, class: RegClass, busy: &[Allocation]) -> PReg {
+        let order = &self.g.order[class as usize];
+        match order.iter().find(|&&r| !busy.contains(&Allocation::reg(r))).or(order.first()) {
+            Some(&r) => r,
+            None => {
+                self.failed = true;
+                PReg::invalid()
+            }
+        }
+    }
+
+    fn is_stack(&self, a: Allocation) -> bool {
+        is_stack_alloc(self.env, a)
+    }
+}

@@ -1,0 +1,76 @@
+//! `try_assign`: the first register with no interference, hints first. Hints are the
+//! registers of copy partners that are already assigned (block-param edges, reuse
+//! pairs) and the registers of the value's own fixed operands, strongest first.
+
+use super::interval::{IntervalId, LiveInterval};
+use super::{Allocator, IntervalKind};
+use regalloc2::{Function, OperandConstraint, PReg};
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// Fills `scratch_hints` with (register, frequency) preferences, strongest first.
+    pub(crate) fn collect_hints(&mut self, id: IntervalId) {
+        let mut hints = std::mem::take(&mut self.ctx.scratch_hints);
+        hints.clear();
+        let iv = &self.ctx.intervals[id];
+        let cfg = &self.an.cfg;
+        for u in &iv.uses {
+            if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
+                hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+            }
+        }
+        for &(w, freq) in self.ctx.partners.of(iv.vreg) {
+            if let Some(p) = self.ctx.vreg_main[w.vreg()]
+                .expand()
+                .and_then(|m| self.ctx.intervals[m].assigned)
+            {
+                hints.push((p, freq));
+            }
+        }
+        if matches!(iv.kind, IntervalKind::Reload { .. }) {
+            // A reload piece prefers where its value's other pieces at this instruction went.
+            for u in &iv.uses {
+                if let OperandConstraint::Reuse(j) = u.operand.constraint() {
+                    let input = self.func.inst_operands(u.inst)[j].vreg();
+                    if let Some(p) = self.ctx.vreg_main[input.vreg()]
+                        .expand()
+                        .and_then(|m| self.ctx.intervals[m].assigned)
+                    {
+                        hints.push((p, f32::MAX));
+                    }
+                }
+            }
+        }
+        hints.sort_by_key(|&(p, _)| p.index());
+        let mut out = 0;
+        for i in 0..hints.len() {
+            if out > 0 && hints[out - 1].0 == hints[i].0 {
+                hints[out - 1].1 += hints[i].1;
+            } else {
+                hints[out] = hints[i];
+                out += 1;
+            }
+        }
+        hints.truncate(out);
+        hints.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
+        self.ctx.scratch_hints = hints;
+    }
+
+    pub(crate) fn may_hold(&self, p: PReg, iv: &LiveInterval) -> bool {
+        p.hw_enc() < iv.limit && self.ctx.order[iv.vreg.class() as usize].contains(&p)
+    }
+
+    fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
+        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.segments)
+    }
+
+    pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
+        self.collect_hints(id);
+        let iv = &self.ctx.intervals[id];
+        for &(p, _) in &self.ctx.scratch_hints {
+            if self.may_hold(p, iv) && self.is_available(p, iv) {
+                return Some(p);
+            }
+        }
+        self.order_for(iv).find(|&p| self.is_available(p, iv))
+    }
+}

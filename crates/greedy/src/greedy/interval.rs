@@ -1,0 +1,89 @@
+//! The allocator's unit of work: a `LiveInterval` is a piece of one vreg's live range
+//! (all of it at first; split products and spill reload/store pieces later) together
+//! with its stage, cascade number, spill weight and assignment.
+
+use crate::analysis::intervals::{Segment, UseSite};
+use cranelift_entity::entity_impl;
+use regalloc2::{PReg, VReg};
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct IntervalId(u32);
+entity_impl!(IntervalId, "iv");
+
+/// LLVM's stage machine. An interval only moves forward through it, which is what makes
+/// the main loop terminate: each stage either assigns, or hands the interval (or its
+/// products) to a later stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Stage {
+    /// Never queued.
+    New,
+    /// Try assignment and eviction only; on failure, requeue in `Split`.
+    Assign,
+    /// Try splitting; queued after every non-`Split` interval.
+    Split,
+    /// Split products that must make progress when split again.
+    Split2,
+    /// Will be spilled; no more splitting.
+    Spill,
+    /// Nothing more can be done: must be assigned (unspillable) or it is an error.
+    Done,
+}
+
+/// What part of its vreg an interval stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntervalKind {
+    /// A piece of the value's home: where the value lives over its segments.
+    Main,
+    /// A register copy of a spilled value around one instruction: loaded before it (for
+    /// uses) or stored after it (for defs). Unspillable.
+    Reload { is_def: bool },
+}
+
+/// Cascade number 0 means "never evicted anything and never evicted".
+pub(crate) type Cascade = u32;
+
+/// Spill weight: use density weighted by block frequency. `f32::INFINITY` marks an
+/// unspillable interval.
+pub(crate) type SpillWeight = f32;
+
+pub(crate) struct LiveInterval {
+    pub vreg: VReg,
+    pub kind: IntervalKind,
+    pub segments: Vec<Segment>,
+    /// Operands of `vreg` inside the segments (for reload pieces: the operands they serve).
+    pub uses: Vec<UseSite>,
+    pub stage: Stage,
+    pub cascade: Cascade,
+    pub weight: SpillWeight,
+    pub assigned: Option<PReg>,
+    /// Only registers with `hw_enc < limit` may hold it (from `Limit` constraints).
+    pub limit: usize,
+    /// Bound for the spiller once already and requeued (deferred spilling).
+    pub deferred: bool,
+    /// Lives in its vreg's spill slot (a main interval the spiller took).
+    pub spilled: bool,
+}
+
+impl LiveInterval {
+    pub fn is_spillable(&self) -> bool {
+        self.weight.is_finite()
+    }
+
+    pub fn start(&self) -> u32 {
+        self.segments.first().map_or(0, |s| s.start)
+    }
+
+    pub fn end(&self) -> u32 {
+        self.segments.last().map_or(0, |s| s.end)
+    }
+
+    /// Number of program points covered.
+    pub fn size(&self) -> u32 {
+        self.segments.iter().map(Segment::len).sum()
+    }
+
+    pub fn covers(&self, p: u32) -> bool {
+        let i = self.segments.partition_point(|s| s.end <= p);
+        i < self.segments.len() && self.segments[i].start <= p
+    }
+}

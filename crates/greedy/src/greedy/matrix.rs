@@ -1,0 +1,107 @@
+//! `InterferenceMatrix`: per physical register, the union of the segments of the
+//! intervals assigned to it (LLVM's `LiveRegMatrix` over `LiveIntervalUnion`s). Segments
+//! in one union never overlap, so an ordered map keyed by segment start answers
+//! "which assigned intervals overlap this one on register P" in logarithmic time per
+//! segment. Fixed reservations (fixed operands, clobbers) live beside it, read-only.
+
+use super::interval::{IntervalId, LiveInterval};
+use crate::analysis::intervals::{Reservation, Segment};
+use regalloc2::{PReg, VReg};
+use std::collections::BTreeMap;
+
+#[derive(Default)]
+pub(crate) struct InterferenceMatrix {
+    /// Per register index: segment start → (segment end, owner).
+    unions: Vec<BTreeMap<u32, (u32, IntervalId)>>,
+}
+
+impl InterferenceMatrix {
+    pub fn reset(&mut self) {
+        for u in &mut self.unions {
+            u.clear();
+        }
+        self.unions.resize_with(PReg::NUM_INDEX, BTreeMap::new);
+    }
+
+    pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
+        let u = &mut self.unions[preg.index()];
+        for s in &iv.segments {
+            let prev = u.insert(s.start, (s.end, id));
+            debug_assert!(prev.is_none(), "{id} overlaps on {preg}");
+        }
+    }
+
+    pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
+        let u = &mut self.unions[preg.index()];
+        for s in &iv.segments {
+            u.remove(&s.start);
+        }
+    }
+
+    /// Pushes (deduplicated, in order of discovery) every interval assigned to `preg`
+    /// that overlaps `segments`. Stops early once `out` holds more than `limit`.
+    pub fn interference(
+        &self,
+        preg: PReg,
+        segments: &[Segment],
+        out: &mut Vec<IntervalId>,
+        limit: usize,
+    ) {
+        let u = &self.unions[preg.index()];
+        if u.is_empty() {
+            return;
+        }
+        for s in segments {
+            for (_, &(end, id)) in u.range(..s.end).rev() {
+                if end <= s.start {
+                    break;
+                }
+                if !out.contains(&id) {
+                    out.push(id);
+                    if out.len() > limit {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
+        let u = &self.unions[preg.index()];
+        segments.iter().all(|s| {
+            u.range(..s.end)
+                .next_back()
+                .is_none_or(|(_, &(end, _))| end <= s.start)
+        })
+    }
+
+    /// The interval holding `preg` at point `p`, if any.
+    pub fn occupant(&self, preg: PReg, p: u32) -> Option<IntervalId> {
+        let u = &self.unions[preg.index()];
+        u.range(..=p)
+            .next_back()
+            .filter(|(_, (end, _))| *end > p)
+            .map(|(_, &(_, id))| id)
+    }
+}
+
+/// Does a fixed reservation on this register, owned by another value (or a clobber),
+/// overlap `segments`?
+pub(crate) fn fixed_conflict(reservations: &[Reservation], segments: &[Segment], owner: VReg) -> bool {
+    if reservations.is_empty() {
+        return false;
+    }
+    segments.iter().any(|s| {
+        let i = reservations.partition_point(|r| r.end <= s.start);
+        reservations[i..]
+            .iter()
+            .take_while(|r| r.start < s.end)
+            .any(|r| r.owner != owner)
+    })
+}
+
+/// Is the register reserved at point `p` (by anyone)?
+pub(crate) fn reserved_at(reservations: &[Reservation], p: u32) -> bool {
+    let i = reservations.partition_point(|r| r.end <= p);
+    i < reservations.len() && reservations[i].start <= p
+}

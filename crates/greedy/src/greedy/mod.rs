@@ -1,0 +1,318 @@
+//! The greedy allocator's driver: a priority queue of live intervals and LLVM's stage
+//! machine (`select_or_split`). Each dequeued interval is assigned a free register
+//! (`assign`), or takes one from lighter intervals (`evict`), or waits for a second
+//! round, or goes to the spiller (`spill`); every decision is logged at debug level.
+
+pub(crate) mod advisor;
+mod assign;
+mod evict;
+pub(crate) mod interval;
+pub(crate) mod matrix;
+mod spill;
+
+use crate::Options;
+use crate::Stats;
+use crate::analysis::Analyses;
+use crate::analysis::intervals::{Segment, point_inst};
+use crate::slots::SpillSlots;
+use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
+use cranelift_entity::PrimaryMap;
+use cranelift_entity::packed_option::PackedOption;
+use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
+use log::debug;
+use matrix::InterferenceMatrix;
+use priority_queue::PriorityQueue;
+use regalloc2::{Function, MachineEnv, OperandConstraint, PReg, RegAllocError, RegClass, VReg};
+use std::cmp::Reverse;
+
+/// Copy-related partners of each vreg (block-param edges, reuse pairs) with the
+/// frequency of the copy, for hints and hint-aware weights.
+#[derive(Default)]
+pub(crate) struct Partners {
+    range: Vec<(u32, u32)>,
+    list: Vec<(VReg, f32)>,
+    raw: Vec<(u32, VReg, f32)>,
+}
+
+impl Partners {
+    pub fn of(&self, v: VReg) -> &[(VReg, f32)] {
+        let (a, b) = self.range[v.vreg()];
+        &self.list[a as usize..b as usize]
+    }
+}
+
+/// Allocator state kept across functions for its buffers.
+#[derive(Default)]
+pub(crate) struct GreedyCtx {
+    pub intervals: PrimaryMap<IntervalId, LiveInterval>,
+    /// The main interval(s) of each vreg: the first piece; pieces are found via `intervals`.
+    pub vreg_main: Vec<PackedOption<IntervalId>>,
+    /// First unit of each vreg's spill slot, `usize::MAX` if it has none.
+    pub vreg_slot: Vec<usize>,
+    pub matrix: InterferenceMatrix,
+    pub queue: PriorityQueue<IntervalId, (u64, Reverse<IntervalId>)>,
+    pub next_cascade: Cascade,
+    pub partners: Partners,
+    pub slots: SpillSlots,
+    /// Allocation order per class: preferred, then non-preferred registers.
+    pub order: [Vec<PReg>; 3],
+    pub scratch_intf: Vec<IntervalId>,
+    pub scratch_best: Vec<IntervalId>,
+    pub scratch_hints: Vec<(PReg, f32)>,
+}
+
+pub(crate) struct Allocator<'a, F: Function + ?Sized> {
+    pub func: &'a F,
+    pub env: &'a MachineEnv,
+    pub options: &'a Options,
+    pub an: &'a Analyses,
+    pub ctx: &'a mut GreedyCtx,
+    pub stats: &'a mut Stats,
+    pub priority: DefaultPriority,
+    pub eviction: DefaultEviction,
+}
+
+impl<'a, F: Function + ?Sized> Allocator<'a, F> {
+    pub fn run(&mut self) -> Result<(), RegAllocError> {
+        self.reset();
+        self.build_partners();
+        self.create_intervals();
+        while let Some((id, _)) = self.ctx.queue.pop() {
+            self.select_or_split(id)?;
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) {
+        let nv = self.func.num_vregs();
+        let ctx = &mut *self.ctx;
+        ctx.intervals.clear();
+        ctx.vreg_main.clear();
+        ctx.vreg_main.resize(nv, PackedOption::default());
+        ctx.vreg_slot.clear();
+        ctx.vreg_slot.resize(nv, usize::MAX);
+        ctx.matrix.reset();
+        ctx.queue.clear();
+        ctx.next_cascade = 1;
+        ctx.slots.reset(self.func);
+        let stack: Vec<PReg> = self.env.fixed_stack_slots.clone();
+        for class in [RegClass::Int, RegClass::Float, RegClass::Vector] {
+            let c = class as usize;
+            let order = &mut ctx.order[c];
+            order.clear();
+            order.extend(
+                self.env.preferred_regs_by_class[c]
+                    .into_iter()
+                    .chain(self.env.non_preferred_regs_by_class[c])
+                    .filter(|p| p.class() == class && !stack.contains(p)),
+            );
+            let mut seen = 0u64;
+            order.retain(|p| {
+                let bit = 1u64 << p.hw_enc();
+                let fresh = seen & bit == 0;
+                seen |= bit;
+                fresh
+            });
+        }
+    }
+
+    fn build_partners(&mut self) {
+        let f = self.func;
+        let p = &mut self.ctx.partners;
+        p.raw.clear();
+        for b in 0..f.num_blocks() {
+            let block = regalloc2::Block::new(b);
+            let insns = f.block_insns(block);
+            let freq = self.an.freq.of(block);
+            for inst in insns.iter() {
+                let ops = f.inst_operands(inst);
+                for op in ops {
+                    if let OperandConstraint::Reuse(j) = op.constraint() {
+                        let input = ops[j].vreg();
+                        p.raw.push((op.vreg().vreg() as u32, input, freq));
+                        p.raw.push((input.vreg() as u32, op.vreg(), freq));
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                    let params = f.block_params(succ);
+                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        p.raw.push((arg.vreg() as u32, param, freq));
+                        p.raw.push((param.vreg() as u32, arg, freq));
+                    }
+                }
+            }
+        }
+        p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
+        p.range.clear();
+        p.range.resize(f.num_vregs(), (0, 0));
+        p.list.clear();
+        let mut i = 0;
+        while i < p.raw.len() {
+            let v = p.raw[i].0;
+            let start = p.list.len() as u32;
+            while i < p.raw.len() && p.raw[i].0 == v {
+                let (_, w, freq) = p.raw[i];
+                let len = p.list.len() as u32;
+                match p.list.last_mut() {
+                    Some(last) if len > start && last.0 == w => last.1 += freq,
+                    _ => p.list.push((w, freq)),
+                }
+                i += 1;
+            }
+            p.range[v as usize] = (start, p.list.len() as u32);
+        }
+    }
+
+    fn create_intervals(&mut self) {
+        let li = &self.an.intervals;
+        for v in 0..self.func.num_vregs() {
+            let Some(class) = self.an.live.class[v] else { continue };
+            let vreg = VReg::new(v, class);
+            let segments = li.segments_of(vreg);
+            if segments.is_empty() {
+                continue;
+            }
+            let uses = li.uses_of(vreg);
+            let must_spill = uses
+                .iter()
+                .any(|u| u.operand.constraint() == OperandConstraint::Stack);
+            let limit = uses
+                .iter()
+                .filter_map(|u| match u.operand.constraint() {
+                    OperandConstraint::Limit(n) => Some(n),
+                    _ => None,
+                })
+                .min()
+                .unwrap_or(usize::MAX);
+            let iv = LiveInterval {
+                vreg,
+                kind: IntervalKind::Main,
+                segments: segments.to_vec(),
+                uses: uses.to_vec(),
+                stage: Stage::New,
+                cascade: 0,
+                weight: 0.0,
+                assigned: None,
+                limit,
+                deferred: false,
+                spilled: false,
+            };
+            let id = self.ctx.intervals.push(iv);
+            self.ctx.vreg_main[v] = id.into();
+            self.ctx.intervals[id].weight = self.spill_weight(id);
+            self.stats.intervals += 1;
+            if must_spill {
+                debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
+                self.spill(id);
+            } else {
+                self.enqueue(id);
+            }
+        }
+    }
+
+    /// LLVM's normalized spill weight: Σ (uses + defs + copies) × frequency divided by
+    /// the size in instructions plus a constant, so short dense intervals weigh most.
+    pub(crate) fn spill_weight(&self, id: IntervalId) -> f32 {
+        let iv = &self.ctx.intervals[id];
+        if iv.kind != IntervalKind::Main {
+            return f32::INFINITY;
+        }
+        let cfg = &self.an.cfg;
+        let mut sum: f32 = iv
+            .uses
+            .iter()
+            .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
+            .sum();
+        sum += self.ctx.partners.of(iv.vreg).iter().map(|&(_, f)| f).sum::<f32>();
+        let insts = iv.size() as f32 / 2.0;
+        sum / (insts + 25.0)
+    }
+
+    fn weighted_size(&self, iv: &LiveInterval) -> f32 {
+        let cfg = &self.an.cfg;
+        iv.segments
+            .iter()
+            .map(|s: &Segment| s.len() as f32 * self.an.freq.of(cfg.block_of(point_inst(s.start))))
+            .sum()
+    }
+
+    pub(crate) fn enqueue(&mut self, id: IntervalId) {
+        let iv = &mut self.ctx.intervals[id];
+        if iv.stage == Stage::New {
+            iv.stage = Stage::Assign;
+        }
+        let iv = &self.ctx.intervals[id];
+        let has_hint = iv
+            .uses
+            .iter()
+            .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
+            || !self.ctx.partners.of(iv.vreg).is_empty();
+        let prio = self.priority.priority(iv, self.weighted_size(iv), has_hint);
+        self.ctx.queue.push(id, (prio, Reverse(id)));
+    }
+
+    fn select_or_split(&mut self, id: IntervalId) -> Result<(), RegAllocError> {
+        if let Some(p) = self.try_assign(id) {
+            self.assign(id, p);
+            return Ok(());
+        }
+        let iv = &self.ctx.intervals[id];
+        let spillable = iv.is_spillable();
+        if (iv.stage == Stage::Assign || !spillable) && self.try_evict(id) {
+            return Ok(());
+        }
+        if !spillable {
+            debug!("{id} ({}): unspillable and no register can be freed", self.ctx.intervals[id].vreg);
+            return Err(RegAllocError::TooManyLiveRegs);
+        }
+        let iv = &mut self.ctx.intervals[id];
+        if iv.stage < Stage::Split {
+            iv.stage = Stage::Split;
+            debug!("{id} ({}): wait for second round", iv.vreg);
+            self.enqueue(id);
+            return Ok(());
+        }
+        if iv.stage < Stage::Spill {
+            iv.stage = Stage::Spill;
+        }
+        if self.options.deferred_spilling && !iv.deferred {
+            iv.deferred = true;
+            debug!("{id} ({}): spill deferred to the end of the queue", iv.vreg);
+            self.enqueue(id);
+            return Ok(());
+        }
+        self.spill(id);
+        Ok(())
+    }
+
+    pub(crate) fn assign(&mut self, id: IntervalId, p: PReg) {
+        let iv = &mut self.ctx.intervals[id];
+        debug!("{id} ({}): assigned {p}", iv.vreg);
+        iv.assigned = Some(p);
+        self.ctx.matrix.assign(p, id, &self.ctx.intervals[id]);
+        self.stats.assignments += 1;
+    }
+
+    pub(crate) fn unassign(&mut self, id: IntervalId) {
+        let iv = &mut self.ctx.intervals[id];
+        if let Some(p) = iv.assigned.take() {
+            self.ctx.matrix.unassign(p, &self.ctx.intervals[id]);
+        }
+    }
+
+    /// Registers an interval may take, in allocation order, honouring `Limit`.
+    pub(crate) fn order_for(&self, iv: &LiveInterval) -> impl Iterator<Item = PReg> + '_ {
+        let limit = iv.limit;
+        self.ctx.order[iv.vreg.class() as usize]
+            .iter()
+            .copied()
+            .filter(move |p| p.hw_enc() < limit)
+    }
+
+    pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {
+        matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.segments, iv.vreg)
+    }
+}

@@ -1,0 +1,103 @@
+//! The spiller: a spilled interval lives in its vreg's spill slot, and every operand
+//! that needs the value in a register gets a minimal unspillable reload piece around its
+//! instruction (a reload before it for uses, a store after it for defs). Operands that
+//! accept the stack use the slot directly.
+
+use super::Allocator;
+use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use crate::analysis::intervals::{Segment, UseSite, before};
+use log::debug;
+use regalloc2::{Function, OperandConstraint, OperandKind};
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    pub(crate) fn spill(&mut self, id: IntervalId) {
+        let vreg = self.ctx.intervals[id].vreg;
+        if self.ctx.vreg_slot[vreg.vreg()] == usize::MAX {
+            self.ctx.vreg_slot[vreg.vreg()] = self.ctx.slots.alloc(vreg.class());
+        }
+        {
+            let iv = &mut self.ctx.intervals[id];
+            iv.spilled = true;
+            iv.stage = Stage::Done;
+        }
+        self.stats.spills += 1;
+        debug!(
+            "{id} ({vreg}): spilled to slot {}, weight {}",
+            self.ctx.vreg_slot[vreg.vreg()],
+            self.ctx.intervals[id].weight
+        );
+
+        let uses = std::mem::take(&mut self.ctx.intervals[id].uses);
+        let mut i = 0;
+        while i < uses.len() {
+            let inst = uses[i].inst;
+            let mut j = i;
+            while j < uses.len() && uses[j].inst == inst {
+                j += 1;
+            }
+            for is_def in [false, true] {
+                let group: Vec<UseSite> = uses[i..j]
+                    .iter()
+                    .filter(|u| u.is_def() == is_def && self.needs_register(u))
+                    .copied()
+                    .collect();
+                if group.is_empty() {
+                    continue;
+                }
+                let start = group.iter().map(|u| u.first).min().unwrap_or(0);
+                let end = if is_def {
+                    before(inst) + 2
+                } else {
+                    group.iter().map(|u| u.last).max().unwrap_or(start) + 1
+                };
+                let limit = group
+                    .iter()
+                    .filter_map(|u| match u.operand.constraint() {
+                        OperandConstraint::Limit(n) => Some(n),
+                        _ => None,
+                    })
+                    .min()
+                    .unwrap_or(usize::MAX);
+                let piece = self.ctx.intervals.push(LiveInterval {
+                    vreg,
+                    kind: IntervalKind::Reload { is_def },
+                    segments: vec![Segment { start, end }],
+                    uses: group,
+                    stage: Stage::Done,
+                    cascade: 0,
+                    weight: f32::INFINITY,
+                    assigned: None,
+                    limit,
+                    deferred: false,
+                    spilled: false,
+                });
+                debug!("{piece} ({vreg}): reload piece [{start}, {end}) for {inst:?}");
+                self.stats.intervals += 1;
+                self.enqueue(piece);
+            }
+            i = j;
+        }
+        self.ctx.intervals[id].uses = uses;
+    }
+
+    /// Does this operand need its value in a register (other than a fixed one, which is
+    /// served by a copy to or from the fixed register)?
+    fn needs_register(&self, u: &UseSite) -> bool {
+        match u.operand.constraint() {
+            OperandConstraint::Reg | OperandConstraint::Limit(_) => {
+                // The reused input of a two-address instruction is read from the output's
+                // register, which the reuse copy fills; it needs no register of its own.
+                u.operand.kind() == OperandKind::Def
+                    || !self
+                        .func
+                        .inst_operands(u.inst)
+                        .iter()
+                        .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+            }
+            OperandConstraint::Reuse(_) => true,
+            OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => {
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Spill-slot layout: a value of class `c` takes `spillslot_size(c)` consecutive slots,
+//! aligned to that size so that multi-slot values never straddle or overlap.
+
+use regalloc2::{Function, RegClass, SpillSlot};
+
+#[derive(Default)]
+pub(crate) struct SpillSlots {
+    next: usize,
+    named_by_last: bool,
+    sizes: [usize; 3],
+    /// Per class: slots reserved for parallel-move resolution (cycle temp, victim save).
+    emergency: [[Option<usize>; 2]; 3],
+}
+
+impl SpillSlots {
+    pub fn reset<F: Function + ?Sized>(&mut self, f: &F) {
+        self.next = 0;
+        self.named_by_last = f.multi_spillslot_named_by_last_slot();
+        for (i, class) in [RegClass::Int, RegClass::Float, RegClass::Vector].into_iter().enumerate() {
+            self.sizes[i] = f.spillslot_size(class).max(1);
+        }
+        self.emergency = [[None; 2]; 3];
+    }
+
+    /// A fresh slot for a value of `class`; returns the index of its first unit.
+    pub fn alloc(&mut self, class: RegClass) -> usize {
+        let size = self.sizes[class as usize];
+        let base = self.next.div_ceil(size) * size;
+        self.next = base + size;
+        base
+    }
+
+    /// The name regalloc2 uses for the value whose first unit is `base`.
+    pub fn name(&self, class: RegClass, base: usize) -> SpillSlot {
+        if self.named_by_last {
+            SpillSlot::new(base + self.sizes[class as usize] - 1)
+        } else {
+            SpillSlot::new(base)
+        }
+    }
+
+    /// One of the two per-class slots the move resolver may use as temporaries.
+    pub fn emergency(&mut self, class: RegClass, which: usize) -> SpillSlot {
+        let base = match self.emergency[class as usize][which] {
+            Some(b) => b,
+            None => {
+                let b = self.alloc(class);
+                self.emergency[class as usize][which] = Some(b);
+                b
+            }
+        };
+        self.name(class, base)
+    }
+
+    pub fn num_slots(&self) -> usize {
+        self.next
+    }
+}
