@@ -120,104 +120,138 @@ fn inst_blocks<F: Function + ?Sized>(func: &F) -> Vec<Option<Block>> {
     v
 }
 
-/// Loop depth of every block: the number of natural loops containing it. Back edges
-/// `u -> h` with `h` dominating `u`; edges to the same header form one loop.
-pub fn loop_depths<F: Function + ?Sized>(func: &F) -> Vec<u32> {
-    let n = func.num_blocks();
-    let mut depth = vec![0u32; n];
-    if n == 0 {
-        return depth;
-    }
-    let succs = |b: usize| -> Vec<usize> {
-        func.block_succs(Block::new(b))
-            .iter()
-            .map(|s| s.index())
-            .filter(|&s| s < n)
-            .collect()
-    };
-    // Reverse postorder from the entry, iteratively.
-    let entry = func.entry_block().index();
-    let mut rpo_num = vec![usize::MAX; n];
-    let mut postorder = Vec::with_capacity(n);
-    let mut visited = vec![false; n];
-    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(entry, succs(entry), 0)];
-    visited[entry] = true;
-    while let Some((b, ss, i)) = stack.last_mut() {
-        if *i < ss.len() {
-            let s = ss[*i];
-            *i += 1;
-            if !visited[s] {
-                visited[s] = true;
-                let sv = succs(s);
-                stack.push((s, sv, 0));
+/// The CFG facts the metric (and the input validator) need: successors/predecessors derived
+/// from `block_succs` only (out-of-range successors dropped), reverse postorder from the entry,
+/// immediate dominators (Cooper–Harvey–Kennedy) and reachability.
+pub struct Cfg {
+    pub succs: Vec<Vec<usize>>,
+    pub preds: Vec<Vec<usize>>,
+    pub rpo: Vec<usize>,
+    /// `usize::MAX` for unreachable blocks; the entry is its own idom.
+    pub idom: Vec<usize>,
+    pub reachable: Vec<bool>,
+    pub entry: usize,
+}
+
+impl Cfg {
+    /// Build from any function; never panics on out-of-range ids (they are ignored; an
+    /// out-of-range entry yields an empty analysis with nothing reachable).
+    pub fn new<F: Function + ?Sized>(func: &F) -> Cfg {
+        let n = func.num_blocks();
+        let succs: Vec<Vec<usize>> = (0..n)
+            .map(|b| {
+                func.block_succs(Block::new(b))
+                    .iter()
+                    .map(|s| s.index())
+                    .filter(|&s| s < n)
+                    .collect()
+            })
+            .collect();
+        let mut preds = vec![vec![]; n];
+        for (b, ss) in succs.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(b);
             }
-        } else {
-            postorder.push(*b);
-            stack.pop();
         }
-    }
-    let rpo: Vec<usize> = postorder.iter().rev().copied().collect();
-    for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b] = i;
-    }
-    // Predecessors from successors (the function's own pred lists are not trusted here).
-    let mut preds = vec![vec![]; n];
-    for b in 0..n {
-        for s in succs(b) {
-            preds[s].push(b);
+        let entry = func.entry_block().index();
+        let mut cfg = Cfg {
+            succs,
+            preds,
+            rpo: vec![],
+            idom: vec![usize::MAX; n],
+            reachable: vec![false; n],
+            entry,
+        };
+        if entry >= n {
+            return cfg;
         }
-    }
-    // Cooper–Harvey–Kennedy iterative dominators.
-    let mut idom = vec![usize::MAX; n];
-    idom[entry] = entry;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().skip(1) {
-            let mut new = usize::MAX;
-            for &p in &preds[b] {
-                if idom[p] == usize::MAX {
-                    continue;
+        // Iterative DFS postorder.
+        let mut postorder = Vec::with_capacity(n);
+        let mut stack: Vec<(usize, usize)> = vec![(entry, 0)];
+        cfg.reachable[entry] = true;
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            if *i < cfg.succs[b].len() {
+                let s = cfg.succs[b][*i];
+                *i += 1;
+                if !cfg.reachable[s] {
+                    cfg.reachable[s] = true;
+                    stack.push((s, 0));
                 }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    let (mut x, mut y) = (p, new);
-                    while x != y {
-                        while rpo_num[x] > rpo_num[y] {
-                            x = idom[x];
-                        }
-                        while rpo_num[y] > rpo_num[x] {
-                            y = idom[y];
-                        }
-                    }
-                    x
-                };
-            }
-            if new != idom[b] {
-                idom[b] = new;
-                changed = true;
+            } else {
+                postorder.push(b);
+                stack.pop();
             }
         }
+        cfg.rpo = postorder.into_iter().rev().collect();
+        let mut rpo_num = vec![usize::MAX; n];
+        for (i, &b) in cfg.rpo.iter().enumerate() {
+            rpo_num[b] = i;
+        }
+        let idom = &mut cfg.idom;
+        idom[entry] = entry;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in cfg.rpo.iter().skip(1) {
+                let mut new = usize::MAX;
+                for &p in &cfg.preds[b] {
+                    if idom[p] == usize::MAX {
+                        continue;
+                    }
+                    new = if new == usize::MAX {
+                        p
+                    } else {
+                        let (mut x, mut y) = (p, new);
+                        while x != y {
+                            while rpo_num[x] > rpo_num[y] {
+                                x = idom[x];
+                            }
+                            while rpo_num[y] > rpo_num[x] {
+                                y = idom[y];
+                            }
+                        }
+                        x
+                    };
+                }
+                if new != idom[b] {
+                    idom[b] = new;
+                    changed = true;
+                }
+            }
+        }
+        cfg
     }
-    let dominates = |h: usize, mut b: usize| -> bool {
+
+    /// Does `h` dominate `b`? (False if either is unreachable.)
+    pub fn dominates(&self, h: usize, mut b: usize) -> bool {
+        if !self.reachable[h] || !self.reachable[b] {
+            return false;
+        }
         loop {
             if b == h {
                 return true;
             }
-            if b == entry || idom[b] == usize::MAX {
+            if b == self.entry {
                 return false;
             }
-            b = idom[b];
+            b = self.idom[b];
         }
-    };
+    }
+}
+
+/// Loop depth of every block: the number of natural loops containing it. Back edges
+/// `u -> h` with `h` dominating `u`; edges to the same header form one loop.
+pub fn loop_depths<F: Function + ?Sized>(func: &F) -> Vec<u32> {
+    let cfg = Cfg::new(func);
+    let n = func.num_blocks();
+    let mut depth = vec![0u32; n];
     // Natural loop per header: union of the bodies of all its back edges.
-    let mut in_loop = vec![usize::MAX; n]; // marker: header id of the loop being built
-    for &h in &rpo {
-        let latches: Vec<usize> = preds[h]
+    let mut in_loop = vec![usize::MAX; n]; // marker: header of the loop being collected
+    for &h in &cfg.rpo {
+        let latches: Vec<usize> = cfg.preds[h]
             .iter()
             .copied()
-            .filter(|&u| visited[u] && dominates(h, u))
+            .filter(|&u| cfg.dominates(h, u))
             .collect();
         if latches.is_empty() {
             continue;
@@ -231,8 +265,8 @@ pub fn loop_depths<F: Function + ?Sized>(func: &F) -> Vec<u32> {
             }
             in_loop[u] = h;
             depth[u] += 1;
-            for &p in &preds[u] {
-                if visited[p] && in_loop[p] != h {
+            for &p in &cfg.preds[u] {
+                if cfg.reachable[p] && in_loop[p] != h {
                     work.push(p);
                 }
             }

@@ -7,10 +7,12 @@
 //! - [`check`]: regalloc2's checker plus the output rules it cannot see;
 //! - [`cost`]: the METRICS.md weighted cost;
 //! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
-//! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces.
+//! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
+//! - [`validate`]: regalloc2's input rules, checked without ever panicking.
 
 pub mod builder;
 pub mod check;
 pub mod cost;
 pub mod cranelift_like;
 pub mod fuzzgen;
+pub mod validate;

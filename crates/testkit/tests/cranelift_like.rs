@@ -57,3 +57,15 @@ fn shapes_appear_and_no_critical_edges() {
     }
     assert!(stack > 0 && reuse > 0 && branch_ops > 0 && calls > 0 && loops > 0);
 }
+
+#[test]
+fn generated_inputs_validate() {
+    use ragreedy_testkit::fuzzgen::{func_from_seed, fuzz_options};
+    use ragreedy_testkit::validate::validate_input;
+    for seed in 0..200 {
+        validate_input(&from_seed(seed)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if let Some(f) = func_from_seed(seed, &fuzz_options()) {
+            validate_input(&f).unwrap_or_else(|e| panic!("Func seed {seed}: {e}"));
+        }
+    }
+}
