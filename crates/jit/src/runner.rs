@@ -199,19 +199,19 @@ fn run_target(
     interpret_only: bool,
 ) {
     let compiled = catch_unwind(AssertUnwindSafe(|| Compiled::new(isa, functions, commands)));
-    let compiled = match compiled {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => {
-            for cmd in commands {
-                report.fail(format!("[{label}] {cmd}: compile error: {e}"));
-            }
-            return;
-        }
-        Err(payload) => {
-            let msg = panic_message(&*payload);
-            for cmd in commands {
-                report.fail(format!("[{label}] {cmd}: compile panicked: {msg}"));
-            }
+    let error = match compiled {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(format!("compile error: {e}")),
+        Err(payload) => Err(format!("compile panicked: {}", panic_message(&*payload))),
+    };
+    let compiled = match error {
+        Ok(c) => c,
+        Err(e) => {
+            // One message for the file, but every line it stopped counts as failed.
+            report.failed += commands.len();
+            report
+                .failures
+                .push(format!("{}: [{label}] {} run line(s) not run: {e}", report.path, commands.len()));
             return;
         }
     };

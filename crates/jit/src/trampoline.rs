@@ -85,7 +85,11 @@ pub unsafe fn call(
         ));
     }
     for (i, (a, p)) in args.iter().zip(&signature.params).enumerate() {
-        if a.ty() != p.value_type {
+        // Run lines type vector literals as i8x16; any 128-bit vector fits a vector slot.
+        let same_vector = a.ty().is_vector()
+            && p.value_type.is_vector()
+            && a.ty().bits() == p.value_type.bits();
+        if a.ty() != p.value_type && !same_vector {
             return Err(format!(
                 "argument {i} is {} but the parameter is {}",
                 a.ty(),

@@ -12,6 +12,7 @@
 
 pub mod builder;
 pub mod check;
+pub mod corpus;
 pub mod cost;
 pub mod cranelift_like;
 pub mod fuzzgen;
