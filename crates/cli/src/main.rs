@@ -1,5 +1,7 @@
 //! `ragreedy`: the command-line driver of the greedy register allocator.
 
+mod dump_cmd;
+mod run_cmd;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -15,6 +17,10 @@ struct Cli {
 enum Command {
     /// Allocate generated functions and check every result with regalloc2's checker.
     Stress(stress::StressArgs),
+    /// Run CLIF `test run` files through the Cranelift JIT with the chosen allocator patched in.
+    Run(run_cmd::RunArgs),
+    /// Write the regalloc2 inputs Cranelift produces for CLIF files as JSON.
+    Dump(dump_cmd::DumpArgs),
 }
 
 fn main() {
@@ -22,6 +28,8 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Stress(args) => stress::main(args),
+        Command::Run(args) => run_cmd::main(args),
+        Command::Dump(args) => dump_cmd::main(args),
     };
     std::process::exit(code);
 }
