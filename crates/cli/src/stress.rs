@@ -3,7 +3,7 @@
 //! output, write each failing function to a file so it can become a regression test.
 
 use clap::{Args, ValueEnum};
-use ragreedy_testkit::{check, cranelift_like, fuzzgen};
+use ragreedy_testkit::{check, cost, cranelift_like, fuzzgen};
 use regalloc2::{Function, MachineEnv, RegallocOptions};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -46,6 +46,11 @@ struct Tally {
     ion_errors: usize,
     errors_where_ion_allocates: usize,
     reported: usize,
+    /// Σ ln((ours + 1) / (ion + 1)) of weighted cost, over functions both allocate.
+    log_cost_ratio: f64,
+    compared: usize,
+    ours_cost: u64,
+    ion_cost: u64,
 }
 
 pub fn main(args: StressArgs) -> i32 {
@@ -91,6 +96,15 @@ pub fn main(args: StressArgs) -> i32 {
         }
     }
     let _ = std::panic::take_hook();
+    if tally.compared > 0 {
+        println!(
+            "weighted cost vs ion: geomean ratio {:.4}, total {} vs {} ({} functions)",
+            (tally.log_cost_ratio / tally.compared as f64).exp(),
+            tally.ours_cost,
+            tally.ion_cost,
+            tally.compared
+        );
+    }
     println!(
         "{} functions, {} checker failures, {} errors (ion errors: {})",
         tally.functions, tally.checker_failures, tally.errors, tally.ion_errors
@@ -145,7 +159,17 @@ fn one<F: Function>(
             }
         }
         Ok(Ok(out)) => match check::check_output(func, env, &out) {
-            Ok(()) => None,
+            Ok(()) => {
+                if let Ok(Ok(ion_out)) = &ion {
+                    let ours = cost::cost(func, env, &out).weighted;
+                    let theirs = cost::cost(func, env, ion_out).weighted;
+                    tally.log_cost_ratio += ((ours as f64 + 1.0) / (theirs as f64 + 1.0)).ln();
+                    tally.compared += 1;
+                    tally.ours_cost += ours;
+                    tally.ion_cost += theirs;
+                }
+                None
+            }
             Err(e) => {
                 tally.checker_failures += 1;
                 Some(format!("checker: {e}"))
