@@ -7,6 +7,10 @@
 
 mod analysis;
 mod edits;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
+#[cfg(test)]
+mod tests;
 mod greedy;
 mod slots;
 

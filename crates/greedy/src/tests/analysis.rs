@@ -1,0 +1,200 @@
+//! CFG, loops, liveness and live intervals on hand-written functions.
+
+use crate::analysis::Analyses;
+use crate::analysis::intervals::Segment;
+use ragreedy_testkit::builder::FuncBuilder;
+use regalloc2::{Block, Operand, PReg, RegAllocError, RegClass, VReg};
+
+fn analyse(f: &ragreedy_testkit::builder::TestFunc) -> Result<Analyses, RegAllocError> {
+    let mut an = Analyses::default();
+    an.compute(f)?;
+    Ok(an)
+}
+
+/// b0 -> b1 (outer header) -> b2 (inner header) -> b3 -> {b4 -> b2, b5 -> {b6 -> b1, b7 ret}}
+fn nested_loops() -> (ragreedy_testkit::builder::TestFunc, VReg) {
+    let mut b = FuncBuilder::new();
+    let bl: Vec<Block> = (0..8).map(|_| b.block()).collect();
+    let v = b.vreg(RegClass::Int);
+    b.inst(bl[0], &[Operand::reg_def(v)]);
+    b.jump(bl[0], bl[1], &[]);
+    b.jump(bl[1], bl[2], &[]);
+    b.jump(bl[2], bl[3], &[]);
+    b.branch(bl[3], &[], &[(bl[4], &[]), (bl[5], &[])]);
+    b.jump(bl[4], bl[2], &[]);
+    b.branch(bl[5], &[], &[(bl[6], &[]), (bl[7], &[])]);
+    b.jump(bl[6], bl[1], &[]);
+    b.ret(bl[7], &[Operand::reg_use(v)]);
+    (b.build().func, v)
+}
+
+#[test]
+fn dominators_and_loop_depths() {
+    let (f, _) = nested_loops();
+    let an = analyse(&f).unwrap();
+    let blk = Block::new;
+    assert!(an.cfg.dominates(blk(0), blk(7)));
+    assert!(an.cfg.dominates(blk(2), blk(4)));
+    assert!(!an.cfg.dominates(blk(4), blk(5)));
+    assert!(!an.cfg.dominates(blk(6), blk(1)));
+    let depths: Vec<u32> = (0..8).map(|i| an.loops.depth[i]).collect();
+    assert_eq!(depths, vec![0, 1, 2, 2, 2, 1, 1, 0]);
+    assert_eq!(an.freq.of(blk(3)), 100.0);
+    assert_eq!(an.freq.of(blk(7)), 1.0);
+}
+
+#[test]
+fn livein_follows_every_path_to_the_use() {
+    let (f, v) = nested_loops();
+    let an = analyse(&f).unwrap();
+    for b in 0..8 {
+        let live = an.live.livein[b].contains(&v);
+        assert_eq!(live, b != 0, "block {b}");
+    }
+    // One segment per block it is live in, the first starting after its def.
+    let segs = an.intervals.segments_of(v);
+    assert_eq!(segs.len(), 8);
+    assert_eq!(segs[0], Segment { start: 1, end: 4 });
+}
+
+#[test]
+fn operand_points_follow_regalloc2_rules() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let [a, c, d, e, t] = [0; 5].map(|_| b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(a)]); // inst0
+    b.inst(b0, &[Operand::reg_def(c)]); // inst1
+    // inst2: d = a (reused) + c; c is not the reused input, so it lives to the Late point.
+    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a), Operand::reg_use(c)]);
+    // inst3: e fixed def in p2 with an early temp t.
+    b.inst(b0, &[Operand::reg_fixed_def(e, PReg::new(2, RegClass::Int)), Operand::reg_temp(t), Operand::reg_use(d)]);
+    b.ret(b0, &[Operand::reg_use(e)]); // inst4
+    let f = b.build().func;
+    let an = analyse(&f).unwrap();
+    let seg = |v| an.intervals.segments_of(v).to_vec();
+    assert_eq!(seg(a), vec![Segment { start: 1, end: 5 }]);
+    assert_eq!(seg(c), vec![Segment { start: 3, end: 6 }]);
+    assert_eq!(seg(d), vec![Segment { start: 5, end: 7 }]);
+    // The fixed def's own segment starts after the copy out of p2.
+    assert_eq!(seg(e), vec![Segment { start: 8, end: 9 }]);
+    // A temp lives through its whole instruction.
+    assert_eq!(seg(t), vec![Segment { start: 6, end: 8 }]);
+    let p2 = &an.intervals.fixed[PReg::new(2, RegClass::Int).index()];
+    assert_eq!(p2.len(), 1);
+    assert_eq!((p2[0].start, p2[0].end, p2[0].owner), (7, 8, e));
+}
+
+#[test]
+fn structural_errors_match_regalloc2() {
+    // Critical edge: b0 -> {b1, b2}, b1 -> b2.
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2) = (b.block(), b.block(), b.block());
+    b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+    b.jump(b1, b2, &[]);
+    b.ret(b2, &[]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::CritEdge(p, s)) if p == b0 && s == b2));
+
+    // A branch with operands into a merge block.
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+    b.branch(b1, &[Operand::reg_use(v)], &[(b3, &[])]);
+    b.jump(b2, b3, &[]);
+    b.ret(b3, &[]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::DisallowedBranchArg(_))));
+
+    // Branch-argument count mismatch.
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let p = b.vreg(RegClass::Int);
+    b.set_params(b1, &[p]);
+    b.jump(b0, b1, &[]);
+    b.ret(b1, &[Operand::reg_use(p)]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::Branch(_))));
+}
+
+#[test]
+fn ssa_violations_are_errors() {
+    // Defined twice.
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.ret(b0, &[Operand::reg_use(v)]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+
+    // Used before its def.
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_use(v)]);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.ret(b0, &[]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+
+    // Defined on one side of a diamond, used at the join.
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+    b.inst(b1, &[Operand::reg_def(v)]);
+    b.jump(b1, b3, &[]);
+    b.jump(b2, b3, &[]);
+    b.ret(b3, &[Operand::reg_use(v)]);
+    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+
+    // A vreg index out of range.
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    b.inst(b0, &[Operand::reg_def(VReg::new(5, RegClass::Int))]);
+    b.ret(b0, &[]);
+    assert!(analyse(&b.build().func).is_err());
+}
+
+#[test]
+fn deep_loop_nest_builds() {
+    // 300 nested loops with a value live across all of them: the loop forest must come
+    // out right (union-find collapses inner loops instead of re-walking them).
+    let n = 300;
+    let mut b = FuncBuilder::new();
+    let entry = b.block();
+    let headers: Vec<Block> = (0..n).map(|_| b.block()).collect();
+    let body = b.block();
+    // Laid out in execution order (innermost latch first), as Cranelift lays out code:
+    // regalloc2's checker only settles its dataflow on such layouts.
+    let mut latches = vec![Block::invalid(); n];
+    let mut backs = vec![Block::invalid(); n];
+    let mut exits = vec![Block::invalid(); n];
+    for i in (0..n).rev() {
+        latches[i] = b.block();
+        backs[i] = b.block();
+        exits[i] = b.block();
+    }
+    let v = b.vreg(RegClass::Int);
+    b.inst(entry, &[Operand::reg_def(v)]);
+    b.jump(entry, headers[0], &[]);
+    for i in 0..n - 1 {
+        b.jump(headers[i], headers[i + 1], &[]);
+    }
+    b.jump(headers[n - 1], body, &[]);
+    b.jump(body, latches[n - 1], &[]);
+    for i in (0..n).rev() {
+        b.branch(latches[i], &[], &[(backs[i], &[]), (exits[i], &[])]);
+        b.jump(backs[i], headers[i], &[]);
+        if i > 0 {
+            b.jump(exits[i], latches[i - 1], &[]);
+        } else {
+            b.ret(exits[i], &[Operand::reg_use(v)]);
+        }
+    }
+    let f = b.build().func;
+    let an = analyse(&f).unwrap();
+    assert_eq!(an.loops.depth[body.index()], n as u32);
+    assert_eq!(an.loops.depth[headers[0].index()], 1);
+    assert_eq!(an.loops.depth[exits[0].index()], 0);
+    assert_eq!(an.loops.depth[exits[n - 1].index()], n as u32 - 1);
+    super::alloc_checked(&f, &ragreedy_testkit::builder::env(2, 0));
+}

@@ -1,0 +1,189 @@
+//! The greedy driver end to end on small functions: assignment with hints, eviction,
+//! spilling, constraints, errors. Every output goes through regalloc2's checker.
+
+use super::{alloc_checked, alloc_err};
+use ragreedy_testkit::builder::{FuncBuilder, env, env_by_class};
+use regalloc2::{Operand, PReg, RegAllocError, RegClass};
+
+#[test]
+fn block_param_takes_its_argument_register() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let v0 = b.vreg(RegClass::Int);
+    let v1 = b.vreg(RegClass::Int);
+    b.set_params(b1, &[v1]);
+    b.inst(b0, &[Operand::reg_def(v0)]);
+    b.jump(b0, b1, &[v0]);
+    b.ret(b1, &[Operand::reg_use(v1)]);
+    let f = b.build().func;
+    let (out, stats) = alloc_checked(&f, &env(4, 0));
+    assert!(out.edits.is_empty(), "hint missed: {:?}", out.edits);
+    assert_eq!(stats.spills, 0);
+}
+
+#[test]
+fn fixed_use_hints_the_value_into_its_register() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let p3 = PReg::new(3, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, p3)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (out, _) = alloc_checked(&f, &env(4, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(p3));
+    assert!(out.edits.is_empty());
+}
+
+/// A long, lightly used value and a chain of short, busy ones in one register: the
+/// short ones are heavier, evict the long one, and it ends up spilled.
+#[test]
+fn heavier_short_values_evict_a_long_light_one() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let long = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(long)]);
+    let mut prev = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(prev)]);
+    for _ in 0..10 {
+        let next = b.vreg(RegClass::Int);
+        b.inst(b0, &[Operand::reg_def(next), Operand::reg_use(prev)]);
+        prev = next;
+    }
+    b.inst(b0, &[Operand::reg_use(prev)]);
+    b.ret(b0, &[Operand::reg_use(long)]);
+    let f = b.build().func;
+    let (out, stats) = alloc_checked(&f, &env(1, 0));
+    assert!(stats.evictions > 0, "{stats:?}");
+    assert_eq!(stats.spills, 1, "{stats:?}");
+    assert!(out.num_spillslots >= 1);
+}
+
+#[test]
+fn more_register_uses_than_registers_is_too_many_live_regs() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let vs = b.vregs(RegClass::Int, 3);
+    for &v in &vs {
+        b.inst(b0, &[Operand::reg_def(v)]);
+    }
+    b.inst(b0, &vs.iter().map(|&v| Operand::reg_use(v)).collect::<Vec<_>>());
+    b.ret(b0, &[]);
+    assert!(matches!(alloc_err(&b.build().func, &env(2, 0)), RegAllocError::TooManyLiveRegs));
+}
+
+#[test]
+fn two_values_fixed_to_one_register_is_an_error() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let p0 = PReg::new(0, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(y)]);
+    b.inst(b0, &[Operand::reg_fixed_use(x, p0), Operand::reg_fixed_use(y, p0)]);
+    b.ret(b0, &[]);
+    assert!(matches!(alloc_err(&b.build().func, &env(4, 0)), RegAllocError::TooManyLiveRegs));
+}
+
+/// Spilled values live in slots; their register uses get reloads, their defs stores.
+#[test]
+fn spilling_under_pressure_reloads_and_stores() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let vs = b.vregs(RegClass::Int, 6);
+    for &v in &vs {
+        b.inst(b0, &[Operand::reg_def(v)]);
+    }
+    for &v in vs.iter().rev() {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (_, stats) = alloc_checked(&f, &env(2, 0));
+    assert!(stats.spills >= 4, "{stats:?}");
+    assert!(stats.reloads >= 4 && stats.spill_stores >= 4, "{stats:?}");
+}
+
+#[test]
+fn operand_constraints_are_honoured() {
+    let mut b = FuncBuilder::new();
+    b.spillslot_size(RegClass::Float, 2).allow_multiple_vreg_defs(true);
+    let b0 = b.block();
+    let [a, c, d, s] = [0; 4].map(|_| b.vreg(RegClass::Int));
+    let floats = b.vregs(RegClass::Float, 5);
+    let p1 = PReg::new(1, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_fixed_def(c, p1), Operand::reg_def_at_start(s)]);
+    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a), Operand::reg_use(c)]);
+    b.inst(b0, &[Operand::new(d, regalloc2::OperandConstraint::Stack, regalloc2::OperandKind::Use, regalloc2::OperandPos::Early)]);
+    for &x in &floats {
+        b.inst(b0, &[Operand::reg_def(x)]);
+    }
+    // Every float live at once in a single float register: four of them spill to
+    // two-unit slots, which the structural check requires to be aligned and disjoint.
+    b.inst(b0, &floats.iter().map(|&x| Operand::any_use(x)).collect::<Vec<_>>());
+    b.ret(b0, &[Operand::reg_use(d), Operand::reg_use(a)]);
+    let f = b.build().func;
+    let e = env_by_class([(3, 1), (1, 0), (1, 0)], 0);
+    let (out, _) = alloc_checked(&f, &e);
+    assert_eq!(out.allocs[1], regalloc2::Allocation::reg(p1));
+    assert!(out.num_spillslots >= 8);
+}
+
+#[test]
+fn debug_locations_cover_the_labelled_range() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let i0 = b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[]);
+    let i2 = b.inst(b0, &[Operand::reg_use(v)]);
+    b.ret(b0, &[]);
+    b.debug_label(v, i0, i2, 7);
+    let f = b.build().func;
+    let (out, _) = alloc_checked(&f, &env(2, 0));
+    assert!(!out.debug_locations.is_empty());
+    for &(label, from, to, alloc) in &out.debug_locations {
+        assert_eq!(label, 7);
+        assert!(from < to && alloc.is_some());
+    }
+}
+
+#[test]
+fn same_input_same_output() {
+    for seed in 0..40 {
+        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(seed, &ragreedy_testkit::fuzzgen::fuzz_options()) else {
+            continue;
+        };
+        let e = ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
+        let a = crate::run(&f, &e, &crate::Options::default());
+        let mut ctx = crate::Context::new();
+        // A context that already allocated other functions must give the same answer.
+        let _ = crate::run_with_context(&f, &ragreedy_testkit::fuzzgen::machine_env(), &crate::Options::default(), &mut ctx);
+        let b = crate::run_with_context(&f, &e, &crate::Options::default(), &mut ctx);
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.allocs, b.allocs);
+                assert_eq!(format!("{:?}", a.edits), format!("{:?}", b.edits));
+                assert_eq!(a.num_spillslots, b.num_spillslots);
+            }
+            (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+            (a, b) => panic!("seed {seed}: {:?} vs {:?}", a.err(), b.err()),
+        }
+    }
+}
+
+#[test]
+fn deferred_spilling_still_checks() {
+    let opts = crate::Options { deferred_spilling: true };
+    for seed in 0..60 {
+        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(seed, &ragreedy_testkit::fuzzgen::small_env_options(4)) else {
+            continue;
+        };
+        let e = ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
+        if let Ok(out) = crate::run(&f, &e, &opts) {
+            ragreedy_testkit::check::check_output(&f, &e, &out).unwrap();
+        }
+    }
+}

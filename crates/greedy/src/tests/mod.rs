@@ -1,0 +1,27 @@
+//! Unit tests per stage, on small functions written with the testkit builder. Every
+//! allocation made here also goes through regalloc2's checker.
+
+mod analysis;
+mod driver;
+mod moves;
+
+use ragreedy_testkit::check::check_output;
+use regalloc2::{Function, MachineEnv, Output, RegAllocError};
+
+/// Allocates with default options and insists the checker accepts the result.
+pub(crate) fn alloc_checked<F: Function>(f: &F, env: &MachineEnv) -> (Output, crate::Stats) {
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, env, &crate::Options::default(), &mut ctx)
+        .unwrap_or_else(|e| panic!("allocation failed: {e:?}"));
+    if let Err(e) = check_output(f, env, &out) {
+        panic!("checker rejected the allocation: {e}");
+    }
+    (out, *ctx.stats())
+}
+
+pub(crate) fn alloc_err<F: Function>(f: &F, env: &MachineEnv) -> RegAllocError {
+    match crate::run(f, env, &crate::Options::default()) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,89 @@
+//! Thousands of generated functions (fixed seeds) through our allocator and
+//! regalloc2's checker: the fuzzer's `Func` with every option combination, in the full
+//! environment and in environments with few registers per class (eviction and spilling
+//! on every function), and Cranelift-shaped functions. Where ion allocates, we must too.
+
+use ragreedy_testkit::{check, cranelift_like, fuzzgen};
+use regalloc2::{Function, MachineEnv, RegallocOptions};
+
+fn check_one<F: Function>(name: &str, f: &F, env: &MachineEnv, ctx: &mut regalloc_greedy::Context) -> bool {
+    let ours = regalloc_greedy::run_with_context(f, env, &regalloc_greedy::Options::default(), ctx);
+    match ours {
+        Ok(out) => {
+            if let Err(e) = check::check_output(f, env, &out) {
+                panic!("{name}: checker rejected our allocation: {e}");
+            }
+            true
+        }
+        Err(e) => {
+            let ion = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                regalloc2::run(f, env, &RegallocOptions::default())
+            }));
+            if matches!(ion, Ok(Ok(_))) {
+                panic!("{name}: we returned {e:?} where ion allocates");
+            }
+            false
+        }
+    }
+}
+
+fn fuzz_corpus(first_seed: u64, count: usize, regs: Option<usize>) {
+    let mut ctx = regalloc_greedy::Context::new();
+    let env = match regs {
+        Some(k) => fuzzgen::restrict_env(&fuzzgen::machine_env(), k),
+        None => fuzzgen::machine_env(),
+    };
+    let mut seed = first_seed;
+    let (mut done, mut allocated) = (0, 0);
+    while done < count {
+        let s = seed;
+        seed += 1;
+        let base = match regs {
+            Some(k) => fuzzgen::small_env_options(k),
+            None => fuzzgen::fuzz_options(),
+        };
+        // Every other function uses one of the 32 combinations of the boolean options.
+        let opts = if s % 2 == 1 {
+            regalloc2::fuzzing::func::Options {
+                num_uses_per_inst: base.num_uses_per_inst.clone(),
+                ..fuzzgen::options_combination((s / 2 % 32) as u8)
+            }
+        } else {
+            base
+        };
+        let Some(f) = fuzzgen::func_from_seed(s, &opts) else { continue };
+        done += 1;
+        allocated += usize::from(check_one(&format!("seed {s} regs {regs:?}"), &f, &env, &mut ctx));
+    }
+    assert!(allocated * 10 >= count * 9, "only {allocated} of {count} allocated");
+}
+
+#[test]
+fn fuzz_functions_full_environment() {
+    fuzz_corpus(0, 1500, None);
+}
+
+#[test]
+fn fuzz_functions_eight_registers() {
+    fuzz_corpus(100_000, 800, Some(8));
+}
+
+#[test]
+fn fuzz_functions_four_registers() {
+    fuzz_corpus(200_000, 1200, Some(4));
+}
+
+#[test]
+fn fuzz_functions_three_registers() {
+    fuzz_corpus(300_000, 300, Some(3));
+}
+
+#[test]
+fn cranelift_like_functions() {
+    let mut ctx = regalloc_greedy::Context::new();
+    for (i, seed) in (0..600u64).enumerate() {
+        let f = cranelift_like::from_seed(seed);
+        let env = if i % 3 == 2 { cranelift_like::x64_env_k(6) } else { cranelift_like::x64_env() };
+        check_one(&format!("cranelift-like seed {seed}"), &f, &env, &mut ctx);
+    }
+}
