@@ -509,6 +509,9 @@ pub fn block_of<F: Function + ?Sized>(f: &F, inst: Inst) -> Option<Block> {
     while lo < hi {
         let mid = (lo + hi) / 2;
         let r = f.block_insns(Block::new(mid));
+        if r.len() == 0 {
+            return None; // malformed layout: no answer
+        }
         if inst.index() < r.first().index() {
             hi = mid;
         } else if inst.index() >= r.first().index() + r.len() {

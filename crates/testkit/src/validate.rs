@@ -27,7 +27,8 @@ pub fn validate_input<F: Function + ?Sized>(f: &F) -> Result<(), String> {
     let mut next = 0;
     for b in 0..nb {
         let r = f.block_insns(Block::new(b));
-        if r.first().index() != next || r.len() == 0 {
+        // `InstRange::first` asserts non-emptiness: test the length first.
+        if r.len() == 0 || r.first().index() != next {
             return Err(format!("block {b}: range not contiguous or empty"));
         }
         next = r.first().index() + r.len();
@@ -163,7 +164,11 @@ pub fn validate_input<F: Function + ?Sized>(f: &F) -> Result<(), String> {
                     OperandConstraint::Reuse(idx) => {
                         let ok = op.kind() == OperandKind::Def
                             && ops.get(idx).is_some_and(|r| {
-                                r.kind() == OperandKind::Use && r.class() == op.class()
+                                // regalloc2 requires the reused input to be a plain `Reg`
+                                // use (ion mis-allocates a reused fixed use).
+                                r.kind() == OperandKind::Use
+                                    && r.class() == op.class()
+                                    && r.constraint() == OperandConstraint::Reg
                             });
                         if !ok {
                             return Err(format!(
