@@ -7,12 +7,13 @@
 //! does the allocation here so that a broken allocator cannot stop a dump.
 
 use crate::Allocator;
+use crate::alloc::NoVectorClass;
 use crate::host::{self, Target};
 use crate::runner::func_key;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_reader::{ParseOptions, parse_test};
 use regalloc2::serialize::SerializableFunction;
-use regalloc2::{DynFunction, Function, MachineEnv};
+use regalloc2::{Function, MachineEnv};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -27,7 +28,8 @@ pub struct Captured {
 pub fn dump_source(text: &str) -> Result<(Vec<Captured>, Vec<String>), String> {
     crate::install();
     let (rewritten, header) = host::rewrite_header(text);
-    let test = parse_test(&rewritten, ParseOptions::default()).map_err(|e| format!("parse: {e}"))?;
+    let test =
+        parse_test(&rewritten, ParseOptions::default()).map_err(|e| format!("parse: {e}"))?;
     let isa = host::host_targets(&test.isa_spec, &header, true)
         .into_iter()
         .find_map(|t| match t {
@@ -45,7 +47,7 @@ pub fn dump_source(text: &str) -> Result<(Vec<Captured>, Vec<String>), String> {
         let capture = Box::new(move |f: &dyn Function, env: &MachineEnv| {
             sink2
                 .borrow_mut()
-                .push(SerializableFunction::new(&DynFunction(f), env.clone()));
+                .push(SerializableFunction::new(&NoVectorClass(f), env.clone()));
         });
         let mut ctx = cranelift_codegen::Context::for_function(func.clone());
         let result = Allocator::Ion.with(|| {

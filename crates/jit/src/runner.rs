@@ -10,16 +10,16 @@
 use crate::host::{self, Header, Target};
 use crate::trampoline;
 use cranelift_codegen::data_value::{DataValue, DisplayDataValues};
-use cranelift_codegen::ir::{
-    ExternalName, Function, Signature, UserExternalName, UserFuncName,
-};
+use cranelift_codegen::ir::{ExternalName, Function, Signature, UserExternalName, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
 use cranelift_interpreter::step::ControlFlow;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
-use cranelift_reader::{Details, Invocation, ParseOptions, RunCommand, parse_run_command, parse_test};
+use cranelift_reader::{
+    Details, Invocation, ParseOptions, RunCommand, parse_run_command, parse_test,
+};
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -57,7 +57,8 @@ impl FileReport {
 
     fn skip(&mut self, n: usize, msg: impl fmt::Display) {
         self.skipped += n;
-        self.skips.push(format!("{}: skipped {n} run line(s): {msg}", self.path));
+        self.skips
+            .push(format!("{}: skipped {n} run line(s): {msg}", self.path));
     }
 }
 
@@ -182,9 +183,15 @@ fn run_inner(report: &mut FileReport, text: &str) {
             Target::Skip { label, reason } => {
                 report.skip(commands.len(), format!("[{label}] {reason}"))
             }
-            Target::Run { label, isa } => {
-                run_target(report, &label, isa, functions, &commands, oracle, interpret_only)
-            }
+            Target::Run { label, isa } => run_target(
+                report,
+                &label,
+                isa,
+                functions,
+                &commands,
+                oracle,
+                interpret_only,
+            ),
         }
     }
 }
@@ -209,9 +216,11 @@ fn run_target(
         Err(e) => {
             // One message for the file, but every line it stopped counts as failed.
             report.failed += commands.len();
-            report
-                .failures
-                .push(format!("{}: [{label}] {} run line(s) not run: {e}", report.path, commands.len()));
+            report.failures.push(format!(
+                "{}: [{label}] {} run line(s) not run: {e}",
+                report.path,
+                commands.len()
+            ));
             return;
         }
     };
@@ -227,11 +236,11 @@ fn run_target(
                 continue;
             }
         };
-        if let Some(_) = expected {
-            if let Err(e) = cmd.run(|_, _| Ok(actual.clone())) {
-                report.fail(format!("[{label}] {e}"));
-                continue;
-            }
+        if expected.is_some()
+            && let Err(e) = cmd.run(|_, _| Ok(actual.clone()))
+        {
+            report.fail(format!("[{label}] {e}"));
+            continue;
         }
         // The interpreter is the oracle where the file asks for interpretation only, and the
         // only one for print lines; elsewhere the written expectation decides.
@@ -287,7 +296,8 @@ impl Compiled {
         functions: &[(Function, Details)],
         commands: &[RunCommand],
     ) -> Result<Compiled, String> {
-        let mut builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
+        let mut builder =
+            JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
         builder.symbol_lookup_fn(Box::new(libm_symbol));
         let mut module = JITModule::new(builder);
 

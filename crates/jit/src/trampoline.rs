@@ -5,10 +5,10 @@
 //! i8..i128, floats, vectors, several returns, any calling convention.
 
 use cranelift_codegen::data_value::DataValue;
+use cranelift_codegen::ir::InstBuilder;
 use cranelift_codegen::ir::{
     self, AbiParam, Endianness, Function, MemFlagsData, Signature, UserFuncName,
 };
-use cranelift_codegen::ir::InstBuilder;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
@@ -86,9 +86,8 @@ pub unsafe fn call(
     }
     for (i, (a, p)) in args.iter().zip(&signature.params).enumerate() {
         // Run lines type vector literals as i8x16; any 128-bit vector fits a vector slot.
-        let same_vector = a.ty().is_vector()
-            && p.value_type.is_vector()
-            && a.ty().bits() == p.value_type.bits();
+        let same_vector =
+            a.ty().is_vector() && p.value_type.is_vector() && a.ty().bits() == p.value_type.bits();
         if a.ty() != p.value_type && !same_vector {
             return Err(format!(
                 "argument {i} is {} but the parameter is {}",

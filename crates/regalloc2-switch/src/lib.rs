@@ -55,15 +55,17 @@ impl Selection {
             "default" | "cranelift" => Ok(Selection::Default),
             "ion" | "backtracking" => Ok(Selection::Ion),
             "fastalloc" | "single_pass" => Ok(Selection::Fastalloc),
-            _ => registered(name).map(|(n, _)| Selection::Named(n)).ok_or_else(|| {
-                format!(
-                    "unknown allocator `{name}` (known: default, ion, fastalloc{})",
-                    registered_names()
-                        .iter()
-                        .map(|n| format!(", {n}"))
-                        .collect::<String>()
-                )
-            }),
+            _ => registered(name)
+                .map(|(n, _)| Selection::Named(n))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown allocator `{name}` (known: default, ion, fastalloc{})",
+                        registered_names()
+                            .iter()
+                            .map(|n| format!(", {n}"))
+                            .collect::<String>()
+                    )
+                }),
         }
     }
 }

@@ -15,8 +15,12 @@ pub fn save_function(path: &Path, f: &SerializableFunction) -> io::Result<()> {
 /// Read one function written by [`save_function`].
 pub fn load_function(path: &Path) -> io::Result<SerializableFunction> {
     let file = io::BufReader::new(std::fs::File::open(path)?);
-    serde_json::from_reader(file)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+    serde_json::from_reader(file).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })
 }
 
 /// Every `*.json` function in `dir`, sorted by name so that runs are reproducible.
@@ -29,7 +33,11 @@ pub fn load_dir(dir: &Path) -> io::Result<Vec<(String, SerializableFunction)>> {
     paths
         .into_iter()
         .map(|p| {
-            let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             Ok((name, load_function(&p)?))
         })
         .collect()
