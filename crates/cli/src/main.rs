@@ -1,6 +1,8 @@
 //! `ragreedy`: the command-line driver of the greedy register allocator.
 
+mod compare;
 mod dump_cmd;
+mod report;
 mod run_cmd;
 mod stress;
 
@@ -21,6 +23,10 @@ enum Command {
     Run(run_cmd::RunArgs),
     /// Write the regalloc2 inputs Cranelift produces for CLIF files as JSON.
     Dump(dump_cmd::DumpArgs),
+    /// Compare allocators on a corpus: checker, weighted cost, time (or code speed with --run).
+    Compare(compare::CompareArgs),
+    /// Regenerate docs/benchmarks.md and its SVG plots from one run of every corpus.
+    Report(report::ReportArgs),
 }
 
 fn main() {
@@ -30,6 +36,8 @@ fn main() {
         Command::Stress(args) => stress::main(args),
         Command::Run(args) => run_cmd::main(args),
         Command::Dump(args) => dump_cmd::main(args),
+        Command::Compare(args) => compare::main(args),
+        Command::Report(args) => report::main(args),
     };
     std::process::exit(code);
 }

@@ -26,14 +26,22 @@ fn cases() -> Vec<(String, TestFunc, MachineEnv)> {
             .expect("some seed yields a function")
     };
     let (s, f) = biggest(&fuzzgen::fuzz_options());
-    v.push((format!("fuzz-full-s{s}"), TestFunc::from_function(&f), fuzzgen::machine_env()));
+    v.push((
+        format!("fuzz-full-s{s}"),
+        TestFunc::from_function(&f),
+        fuzzgen::machine_env(),
+    ));
     let (s, f) = biggest(&fuzzgen::small_env_options(8));
     v.push((
         format!("fuzz-k8-s{s}"),
         TestFunc::from_function(&f),
         fuzzgen::restrict_env(&fuzzgen::machine_env(), 8),
     ));
-    v.push(("cranelift-like-s1".into(), cranelift_like::from_seed(1), cranelift_like::x64_env()));
+    v.push((
+        "cranelift-like-s1".into(),
+        cranelift_like::from_seed(1),
+        cranelift_like::x64_env(),
+    ));
     let bytes = fuzzgen::seed_bytes(7, 1 << 16);
     let big = cranelift_like::generate(
         &mut Unstructured::new(&bytes),
@@ -55,15 +63,24 @@ fn bench(c: &mut Criterion) {
         let ours = regalloc_greedy::run(&f, &env, &greedy_opts);
         let ion = regalloc2::run(&f, &env, &ion_opts);
         if ours.is_err() || ion.is_err() {
-            eprintln!("skipping {name}: greedy {:?}, ion {:?}", ours.err(), ion.err());
+            eprintln!(
+                "skipping {name}: greedy {:?}, ion {:?}",
+                ours.err(),
+                ion.err()
+            );
             continue;
         }
         let mut g = c.benchmark_group(format!("{name} ({} insts)", f.num_insts()));
         g.bench_with_input(BenchmarkId::new("greedy", &name), &f, |b, f| {
-            b.iter(|| regalloc_greedy::run_with_context(black_box(f), &env, &greedy_opts, &mut greedy_ctx))
+            b.iter(|| {
+                regalloc_greedy::run_with_context(black_box(f), &env, &greedy_opts, &mut greedy_ctx)
+            })
         });
         g.bench_with_input(BenchmarkId::new("ion", &name), &f, |b, f| {
-            b.iter(|| regalloc2::run_with_ctx(black_box(f), &env, &ion_opts, &mut ion_ctx).map(|o| o.edits.len()))
+            b.iter(|| {
+                regalloc2::run_with_ctx(black_box(f), &env, &ion_opts, &mut ion_ctx)
+                    .map(|o| o.edits.len())
+            })
         });
         g.finish();
     }

@@ -1,0 +1,122 @@
+//! The corpora of METRICS.md as lists of [`Case`]s: `cranelift` (Cranelift's regalloc2 inputs
+//! for the bench programs embedded in the binary, captured through the jit crate's dump hook),
+//! `fuzz` (regalloc2 fuzzer `Func`s from fixed seeds at several register pressures), `scale`
+//! (the generated functions of [`super::scale`]), and any directory of dumped functions.
+//!
+//! Every function is converted to testkit's `TestFunc` (a plain `Vec`-backed `Function`, like
+//! regalloc2's own `SerializableFunction`), so all allocators read the same concrete type.
+
+use super::measure::Case;
+use super::scale;
+use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::{corpus, fuzzgen};
+use std::path::Path;
+
+include!(concat!(env!("OUT_DIR"), "/bench_programs.rs"));
+
+/// Register pressures of the `fuzz` corpus when `--regs` is not given: the fuzzer's full
+/// environment (`None`), then 8 and 4 allocatable registers per class.
+pub const FUZZ_PRESSURES: [Option<usize>; 3] = [None, Some(8), Some(4)];
+
+fn restrict(env: regalloc2::MachineEnv, regs: Option<usize>) -> regalloc2::MachineEnv {
+    match regs {
+        Some(k) => fuzzgen::restrict_env(&env, k),
+        None => env,
+    }
+}
+
+fn group_name(regs: Option<usize>) -> String {
+    match regs {
+        Some(k) => format!("{k} regs"),
+        None => "full env".into(),
+    }
+}
+
+/// `cranelift`: every function of every embedded bench program. Capture problems are
+/// returned as messages (the corpus is then smaller, never silently).
+pub fn cranelift(regs: Option<usize>) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for &(stem, text) in BENCH_PROGRAMS {
+        match ragreedy_jit::dump::dump_source(text) {
+            Err(e) => problems.push(format!("{stem}: {e}")),
+            Ok((captured, errors)) => {
+                problems.extend(errors.into_iter().map(|e| format!("{stem}: {e}")));
+                for c in captured {
+                    cases.push(Case {
+                        name: format!("{stem}.{}", c.func_name),
+                        group: group_name(regs),
+                        env: restrict(c.function.machine_env().clone(), regs),
+                        func: TestFunc::from_function(&c.function),
+                    });
+                }
+            }
+        }
+    }
+    (cases, problems)
+}
+
+/// A directory of dumped functions (`ragreedy dump` output).
+pub fn dir(path: &Path, regs: Option<usize>) -> Result<Vec<Case>, String> {
+    let funcs = corpus::load_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(funcs
+        .into_iter()
+        .map(|(name, f)| Case {
+            name,
+            group: group_name(regs),
+            env: restrict(f.machine_env().clone(), regs),
+            func: TestFunc::from_function(&f),
+        })
+        .collect())
+}
+
+/// `fuzz`: `count` functions per pressure, seeds 0, 1, … (rejected seeds skipped), so the
+/// same command always measures the same functions. Names are `k{regs}-s{seed}`.
+pub fn fuzz(regs: Option<usize>, count: usize) -> Vec<Case> {
+    let pressures: Vec<Option<usize>> = match regs {
+        Some(k) => vec![Some(k)],
+        None => FUZZ_PRESSURES.to_vec(),
+    };
+    let mut cases = Vec::new();
+    for p in pressures {
+        let opts = match p {
+            Some(k) => fuzzgen::small_env_options(k),
+            None => fuzzgen::fuzz_options(),
+        };
+        let env = restrict(fuzzgen::machine_env(), p);
+        let mut seed = 0u64;
+        let mut n = 0;
+        while n < count {
+            if let Some(f) = fuzzgen::func_from_seed(seed, &opts) {
+                cases.push(Case {
+                    name: format!("{}-s{seed}", p.map_or("full".into(), |k| format!("k{k}"))),
+                    group: group_name(p),
+                    func: TestFunc::from_function(&f),
+                    env: env.clone(),
+                });
+                n += 1;
+            }
+            seed += 1;
+        }
+    }
+    cases
+}
+
+/// `scale`: one function per size of [`scale::SIZES`] up to `max_insts`, generated lazily
+/// (a 1M-instruction function is a few hundred MB; only one is alive at a time).
+pub fn scale_sizes(max_insts: usize) -> Vec<usize> {
+    scale::SIZES
+        .iter()
+        .copied()
+        .filter(|&n| n <= max_insts)
+        .collect()
+}
+
+pub fn scale_case(n: usize, regs: Option<usize>) -> Case {
+    Case {
+        name: format!("scale-{n}"),
+        group: group_name(regs),
+        func: scale::generate(n, n as u64),
+        env: restrict(scale::env(), regs),
+    }
+}
