@@ -16,15 +16,20 @@ impl SpillSlots {
     pub fn reset<F: Function + ?Sized>(&mut self, f: &F) {
         self.next = 0;
         self.named_by_last = f.multi_spillslot_named_by_last_slot();
-        for (i, class) in [RegClass::Int, RegClass::Float, RegClass::Vector].into_iter().enumerate() {
-            self.sizes[i] = f.spillslot_size(class).max(1);
-        }
+        // Sizes are asked for lazily, only for classes that get a slot: a client may not
+        // implement `spillslot_size` for classes it never uses (Cranelift x64 has no
+        // vector class and panics on it).
+        self.sizes = [0; 3];
         self.emergency = [[None; 2]; 3];
     }
 
     /// A fresh slot for a value of `class`; returns the index of its first unit.
-    pub fn alloc(&mut self, class: RegClass) -> usize {
-        let size = self.sizes[class as usize];
+    pub fn alloc<F: Function + ?Sized>(&mut self, f: &F, class: RegClass) -> usize {
+        let size = &mut self.sizes[class as usize];
+        if *size == 0 {
+            *size = f.spillslot_size(class).max(1);
+        }
+        let size = *size;
         let base = self.next.div_ceil(size) * size;
         self.next = base + size;
         base
@@ -40,11 +45,11 @@ impl SpillSlots {
     }
 
     /// One of the two per-class slots the move resolver may use as temporaries.
-    pub fn emergency(&mut self, class: RegClass, which: usize) -> SpillSlot {
+    pub fn emergency<F: Function + ?Sized>(&mut self, f: &F, class: RegClass, which: usize) -> SpillSlot {
         let base = match self.emergency[class as usize][which] {
             Some(b) => b,
             None => {
-                let b = self.alloc(class);
+                let b = self.alloc(f, class);
                 self.emergency[class as usize][which] = Some(b);
                 b
             }

@@ -51,7 +51,14 @@ impl Cfg {
         for b in 0..nb {
             let block = Block::new(b);
             let range = f.block_insns(block);
-            if range.first().index() != next || range.len() == 0 || range.last().index() >= ni {
+            // Bounds through the iterator: `InstRange`'s accessors assert (and `len`
+            // underflows) on empty or reversed ranges.
+            let mut it = range.iter();
+            let Some(first) = it.next() else {
+                return Err(RegAllocError::BB(block));
+            };
+            let last = it.next_back().unwrap_or(first);
+            if first.index() != next || last.index() >= ni {
                 return Err(RegAllocError::BB(block));
             }
             next = range.last().index() + 1;

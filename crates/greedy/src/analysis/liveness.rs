@@ -95,7 +95,9 @@ impl Liveness {
                                 && ops[j].kind() == OperandKind::Use
                                 && ops[j].as_fixed_nonallocatable().is_none()
                                 && ops[j].class() == v.class()
-                                && !matches!(ops[j].constraint(), OperandConstraint::Reuse(_));
+                                // The input's allocation becomes the output's register:
+                                // only a plain register use can take that.
+                                && ops[j].constraint() == OperandConstraint::Reg;
                             if !ok {
                                 return Err(RegAllocError::SSA(v, inst));
                             }

@@ -334,6 +334,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             let point = ProgPoint::from_index((key >> 8) as u32);
             let points = self.points_around(point);
             let mut scratch = Scratch {
+                func: self.func,
                 an: self.an,
                 g: &mut *self.g,
                 env: self.env,
@@ -427,7 +428,8 @@ fn is_stack_alloc(env: &MachineEnv, a: Allocation) -> bool {
     a.is_stack() || a.as_reg().is_some_and(|r| env.fixed_stack_slots.contains(&r))
 }
 
-struct Scratch<'a> {
+struct Scratch<'a, F: Function + ?Sized> {
+    func: &'a F,
     an: &'a Analyses,
     g: &'a mut GreedyCtx,
     env: &'a MachineEnv,
@@ -435,7 +437,7 @@ struct Scratch<'a> {
     failed: bool,
 }
 
-impl ScratchSource for Scratch<'_> {
+impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
     fn free_reg(&mut self, class: RegClass, busy: &[Allocation]) -> Option<PReg> {
         if let Some(r) = self.env.scratch_by_class[class as usize] {
             return Some(r);
@@ -450,7 +452,7 @@ impl ScratchSource for Scratch<'_> {
     }
 
     fn emergency_slot(&mut self, class: RegClass, which: usize) -> Allocation {
-        Allocation::stack(self.g.slots.emergency(class, which))
+        Allocation::stack(self.g.slots.emergency(self.func, class, which))
     }
 
     fn victim_reg(&mut self, class: RegClass, busy: &[Allocation]) -> PReg {

@@ -13,7 +13,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill(&mut self, id: IntervalId) {
         let vreg = self.ctx.intervals[id].vreg;
         if self.ctx.vreg_slot[vreg.vreg()] == usize::MAX {
-            self.ctx.vreg_slot[vreg.vreg()] = self.ctx.slots.alloc(vreg.class());
+            self.ctx.vreg_slot[vreg.vreg()] = self.ctx.slots.alloc(self.func, vreg.class());
         }
         {
             let iv = &mut self.ctx.intervals[id];
