@@ -1,16 +1,19 @@
 //! Code speed (METRICS.md): each bench program is JIT-compiled once per allocator (the
-//! allocator selected for this thread through the jit crate's switch), and its last `; run:`
-//! invocation (the largest input, by the generator's convention) is called repeatedly.
+//! allocator selected for this thread through the jit crate's switch) and its entry function
+//! is called with the program's timing argument from `bench-programs/README.md` (each call
+//! takes tens to hundreds of milliseconds); a program missing from that table is timed on its
+//! last `; run:` line instead.
 //!
-//! Protocol: a compiled program must first return the run line's expected value (a wrong
-//! result is a failure and is not timed). The number of calls per sample is calibrated once
-//! per program on the first allocator so that a sample lasts at least [`MIN_SAMPLE`]; then
-//! `reps` rounds time one sample per allocator, interleaved with a rotating start, and the
-//! median time per call is reported. Calls go through the jit crate's trampoline (argument
-//! marshalling included), identical for every allocator.
+//! Protocol: every compiled program must first pass its last `; run:` line, and its result on
+//! the timing argument must equal ion's (a failure is reported and not timed). The number of
+//! calls per sample is calibrated once per program on the first allocator so that a sample
+//! lasts at least [`MIN_SAMPLE`]; then `reps` rounds time one sample per allocator,
+//! interleaved with a rotating start, and the median time per call is reported. Calls go
+//! through the jit crate's trampoline (argument marshalling included), identical for every
+//! allocator and negligible against calls this long.
 //!
 //! The jit crate keeps its compiled-module type private, so the module building (declare,
-//! link `%name` calls, trampoline, define, finalize) is redone here on its public pieces:
+//! link `%name` calls, trampolines, define, finalize) is redone here on its public pieces:
 //! `host` (ISA of the file, with the file's own settings), `trampoline`, `Allocator::with`.
 
 use cranelift_codegen::data_value::DataValue;
@@ -72,6 +75,29 @@ pub fn measure_all(
         .collect()
 }
 
+/// `(entry, argument)` of every program in the README's timing table, keyed by file stem:
+/// rows look like ``| `name.clif` | `%entry` | 12345 | … |``.
+fn timing_arguments() -> HashMap<String, (String, String)> {
+    let mut m = HashMap::new();
+    for line in super::corpora::BENCH_README.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        let (file, entry, arg) = (
+            cells[1].trim_matches('`'),
+            cells[2].trim_matches('`'),
+            cells[3],
+        );
+        if let (Some(stem), Some(entry)) = (file.strip_suffix(".clif"), entry.strip_prefix('%'))
+            && arg.parse::<i64>().is_ok()
+        {
+            m.insert(stem.to_owned(), (entry.to_owned(), arg.to_owned()));
+        }
+    }
+    m
+}
+
 fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> ProgramSpeed {
     let mut out = ProgramSpeed {
         program: name.into(),
@@ -80,25 +106,43 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
         results: vec![],
         skipped: None,
     };
-    let (isa, functions, cmd) = match prepare(text) {
+    let (isa, functions, check_cmd) = match prepare(text) {
         Ok(p) => p,
         Err(e) => {
             out.skipped = Some(e);
             return out;
         }
     };
-    let inv = match &cmd {
+    let check_inv = match &check_cmd {
         RunCommand::Run(inv, ..) | RunCommand::Print(inv) => inv,
     };
-    let expected = &cmd;
+    // The timing invocation: the README's argument, parsed against the entry's signature.
+    let timing_cmd = timing_arguments().get(name).and_then(|(entry, arg)| {
+        let f = functions
+            .iter()
+            .find(|f| ragreedy_jit::runner::func_key(&f.name) == *entry)?;
+        parse_run_command(&format!("print: %{entry}({arg})"), &f.signature)
+            .ok()
+            .flatten()
+    });
+    let inv = match &timing_cmd {
+        Some(RunCommand::Print(inv)) => inv,
+        _ => check_inv,
+    };
     out.invocation = format!("{inv}");
-    // Compile and check every allocator first.
-    let mut compiled: Vec<Option<Compiled>> = Vec::new();
-    for &a in allocators {
+    // Compile and check every allocator, ion first: its result on the timing call is the
+    // reference for the others.
+    let mut order: Vec<usize> = (0..allocators.len()).collect();
+    order.sort_by_key(|&i| allocators[i] != Allocator::Ion);
+    let mut slots: Vec<(Option<Compiled>, Option<String>)> =
+        (0..allocators.len()).map(|_| (None, None)).collect();
+    let mut reference: Option<Vec<DataValue>> = None;
+    for &i in &order {
+        let a = allocators[i];
         let r = catch_unwind(AssertUnwindSafe(|| {
-            a.with(|| Compiled::new(isa.clone(), &functions, &inv))
+            a.with(|| Compiled::new(isa.clone(), &functions, &[check_inv, inv]))
         }));
-        let (c, err) = match r {
+        slots[i] = match r {
             Err(p) => (
                 None,
                 Some(format!(
@@ -107,16 +151,27 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
                 )),
             ),
             Ok(Err(e)) => (None, Some(e)),
-            Ok(Ok(c)) => match c.call(&inv) {
+            Ok(Ok(c)) => match c.check(check_inv, &check_cmd).and_then(|()| c.call(inv)) {
                 Err(e) => (None, Some(e)),
-                Ok(actual) => match expected.run(|_, _| Ok(actual.clone())) {
-                    Ok(()) => (Some(c), None),
-                    Err(e) => (None, Some(format!("wrong result: {e}"))),
+                Ok(got) => match &reference {
+                    Some(want) if !bitwise_eq(want, &got) => (
+                        None,
+                        Some(format!("result {got:?} differs from ion's {want:?}")),
+                    ),
+                    _ => {
+                        if a == Allocator::Ion {
+                            reference = Some(got);
+                        }
+                        (Some(c), None)
+                    }
                 },
             },
         };
+    }
+    let mut compiled: Vec<Option<Compiled>> = Vec::new();
+    for (i, (c, err)) in slots.into_iter().enumerate() {
         out.results.push(AllocSpeed {
-            allocator: a.name().into(),
+            allocator: allocators[i].name().into(),
             ns_per_call: None,
             error: err.map(|e| first_line(&e)),
         });
@@ -131,7 +186,7 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     // Calibrate on the first allocator that compiled.
     let mut calls = 1u64;
     loop {
-        let t = compiled[live[0]].as_ref().unwrap().sample(&inv, calls);
+        let t = compiled[live[0]].as_ref().unwrap().sample(inv, calls);
         if t >= MIN_SAMPLE || calls >= 1 << 30 {
             break;
         }
@@ -143,7 +198,7 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     for round in 0..reps {
         for k in 0..live.len() {
             let i = live[(k + round) % live.len()];
-            let t = compiled[i].as_ref().unwrap().sample(&inv, calls);
+            let t = compiled[i].as_ref().unwrap().sample(inv, calls);
             samples[i].push(t.as_nanos() as f64 / calls as f64);
         }
     }
@@ -162,6 +217,10 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
         unsafe { c.module.free_memory() };
     }
     out
+}
+
+fn bitwise_eq(a: &[DataValue], b: &[DataValue]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bitwise_eq(y))
 }
 
 type Prepared = (OwnedTargetIsa, Vec<Function>, RunCommand);
@@ -199,19 +258,25 @@ fn first_line(s: &str) -> String {
     l.chars().take(200).collect()
 }
 
-/// A file's functions in one JIT module plus the trampoline for the invocation's signature.
+/// A file's functions in one JIT module, with a trampoline per entry that is called.
 struct Compiled {
     module: JITModule,
+    entries: Vec<Entry>,
+}
+
+struct Entry {
+    name: String,
     callee: *const u8,
     trampoline: *const u8,
     signature: Signature,
 }
 
 impl Compiled {
+    /// Compile `functions` with trampolines for the functions `invs` call.
     fn new(
         isa: OwnedTargetIsa,
         functions: &[Function],
-        inv: &Invocation,
+        invs: &[&Invocation],
     ) -> Result<Compiled, String> {
         let builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
         let mut module = JITModule::new(builder);
@@ -223,27 +288,28 @@ impl Compiled {
                 .map_err(|e| format!("declaring %{key}: {e}"))?;
             by_name.insert(key, (id, func.signature.clone()));
         }
-        let (callee_id, signature) = by_name
-            .get(&inv.func)
-            .cloned()
-            .ok_or_else(|| format!("no function %{}", inv.func))?;
-        let tfunc = ragreedy_jit::trampoline::make_trampoline(
-            UserFuncName::testcase("__ragreedy_bench_trampoline"),
-            &signature,
-            &*isa,
-        );
-        let tid = module
-            .declare_function(
-                "__ragreedy_bench_trampoline",
-                Linkage::Local,
-                &tfunc.signature,
-            )
-            .map_err(|e| e.to_string())?;
-        let mut ctx = cranelift_codegen::Context::for_function(tfunc);
-        ctx.func.name = UserFuncName::User(UserExternalName::new(0, tid.as_u32()));
-        module
-            .define_function(tid, &mut ctx)
-            .map_err(|e| format!("compiling the trampoline: {e:?}"))?;
+        let mut entries = Vec::new();
+        for (k, inv) in invs.iter().enumerate() {
+            let (callee, signature) = by_name
+                .get(&inv.func)
+                .cloned()
+                .ok_or_else(|| format!("no function %{}", inv.func))?;
+            let tname = format!("__ragreedy_bench_trampoline_{k}");
+            let tfunc = ragreedy_jit::trampoline::make_trampoline(
+                UserFuncName::testcase(&tname),
+                &signature,
+                &*isa,
+            );
+            let tid = module
+                .declare_function(&tname, Linkage::Local, &tfunc.signature)
+                .map_err(|e| e.to_string())?;
+            let mut ctx = cranelift_codegen::Context::for_function(tfunc);
+            ctx.func.name = UserFuncName::User(UserExternalName::new(0, tid.as_u32()));
+            module
+                .define_function(tid, &mut ctx)
+                .map_err(|e| format!("compiling a trampoline: {e:?}"))?;
+            entries.push((inv.func.clone(), callee, tid, signature));
+        }
         for func in functions {
             let key = ragreedy_jit::runner::func_key(&func.name);
             let id = by_name[&key].0;
@@ -256,20 +322,34 @@ impl Compiled {
         module
             .finalize_definitions()
             .map_err(|e| format!("finalizing: {e}"))?;
-        Ok(Compiled {
-            callee: module.get_finalized_function(callee_id),
-            trampoline: module.get_finalized_function(tid),
-            module,
-            signature,
-        })
+        let entries = entries
+            .into_iter()
+            .map(|(name, callee, tramp, signature)| Entry {
+                name,
+                callee: module.get_finalized_function(callee),
+                trampoline: module.get_finalized_function(tramp),
+                signature,
+            })
+            .collect();
+        Ok(Compiled { module, entries })
     }
 
     fn call(&self, inv: &Invocation) -> Result<Vec<DataValue>, String> {
+        let e = self
+            .entries
+            .iter()
+            .find(|e| e.name == inv.func)
+            .ok_or_else(|| format!("no trampoline for %{}", inv.func))?;
         // SAFETY: both pointers are finalized functions of `self.module`, the trampoline was
         // built for `signature`, and `call` checks the arguments against it.
-        unsafe {
-            ragreedy_jit::trampoline::call(self.trampoline, self.callee, &self.signature, &inv.args)
-        }
+        unsafe { ragreedy_jit::trampoline::call(e.trampoline, e.callee, &e.signature, &inv.args) }
+    }
+
+    /// Run the `; run:` line `cmd` (invocation `inv`) and compare with its expectation.
+    fn check(&self, inv: &Invocation, cmd: &RunCommand) -> Result<(), String> {
+        let actual = self.call(inv)?;
+        cmd.run(|_, _| Ok(actual.clone()))
+            .map_err(|e| format!("wrong result: {e}"))
     }
 
     /// Wall time of `calls` calls (results were checked before timing).

@@ -1,5 +1,5 @@
 //! The corpora of METRICS.md as lists of [`Case`]s: `cranelift` (Cranelift's regalloc2 inputs
-//! for the bench programs embedded in the binary, captured through the jit crate's dump hook),
+//! for the bench programs: the committed dump embedded in the binary, or a fresh capture),
 //! `fuzz` (regalloc2 fuzzer `Func`s from fixed seeds at several register pressures), `scale`
 //! (the generated functions of [`super::scale`]), and any directory of dumped functions.
 //!
@@ -10,6 +10,7 @@ use super::measure::Case;
 use super::scale;
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{corpus, fuzzgen};
+use regalloc2::serialize::SerializableFunction;
 use std::path::Path;
 
 include!(concat!(env!("OUT_DIR"), "/bench_programs.rs"));
@@ -32,11 +33,29 @@ fn group_name(regs: Option<usize>) -> String {
     }
 }
 
-/// `cranelift`: every function of every embedded bench program. Capture problems are
-/// returned as messages (the corpus is then smaller, never silently).
+/// `cranelift`: every function of every bench program. The committed dump
+/// (`bench-programs/dump/`, embedded at build time) is used when there is one, so the corpus is
+/// exactly the reviewed files; otherwise the embedded CLIF programs are compiled now through
+/// the jit crate's capture hook (the same inputs: capture precedes allocation). Problems (bad
+/// JSON, capture errors) are returned as messages: the corpus is then smaller, never silently.
 pub fn cranelift(regs: Option<usize>) -> (Vec<Case>, Vec<String>) {
     let mut cases = Vec::new();
     let mut problems = Vec::new();
+    if !BENCH_DUMPS.is_empty() {
+        for &(name, json) in BENCH_DUMPS {
+            match serde_json::from_str::<SerializableFunction>(json) {
+                Ok(f) => cases.push(Case {
+                    name: name.to_owned(),
+                    group: group_name(regs),
+                    env: restrict(f.machine_env().clone(), regs),
+                    func: TestFunc::from_function(&f),
+                }),
+                Err(e) => problems.push(format!("bench-programs/dump/{name}.json: {e}")),
+            }
+        }
+        return (cases, problems);
+    }
+    problems.push("no committed dump: functions captured from the embedded CLIF files".into());
     for &(stem, text) in BENCH_PROGRAMS {
         match ragreedy_jit::dump::dump_source(text) {
             Err(e) => problems.push(format!("{stem}: {e}")),
