@@ -36,6 +36,12 @@ pub struct StressArgs {
     /// Print every failure's details, not only the first few.
     #[arg(long)]
     pub verbose: bool,
+    /// Turn on live-range splitting (experimental).
+    #[arg(long)]
+    pub split: bool,
+    /// Turn on deferred spilling.
+    #[arg(long)]
+    pub deferred_spilling: bool,
 }
 
 #[derive(Default)]
@@ -57,7 +63,10 @@ pub fn main(args: StressArgs) -> i32 {
     let mut tally = Tally::default();
     let mut seed = args.seed;
     let mut ctx = regalloc_greedy::Context::new();
-    let options = regalloc_greedy::Options::default();
+    let options = regalloc_greedy::Options {
+        splitting: args.split,
+        deferred_spilling: args.deferred_spilling,
+    };
     // Panics are counted as failures; keep the default hook from flooding the output.
     std::panic::set_hook(Box::new(|_| {}));
     while tally.functions < args.count {
@@ -172,7 +181,18 @@ fn one<F: Function>(
             }
             Err(e) => {
                 tally.checker_failures += 1;
-                Some(format!("checker: {e}"))
+                let annotated = ragreedy_testkit::builder::listing_with_output(func, &out);
+                let ion_checked = match &ion {
+                    Ok(Ok(o)) => {
+                        let mut c = regalloc2::checker::Checker::new(func, env);
+                        c.prepare(o);
+                        format!("{:?}", c.run().err())
+                    }
+                    _ => "ion failed".to_string(),
+                };
+                Some(format!(
+                    "checker: {e}\n# ion's output through the checker: {ion_checked}\n# our allocation:\n{annotated}"
+                ))
             }
         },
     };
@@ -187,7 +207,7 @@ fn one<F: Function>(
         );
         let _ = std::fs::write(&path, text);
         if tally.reported < 5 || args.verbose {
-            let short: String = msg.chars().take(300).collect();
+            let short: String = msg.lines().next().unwrap_or("").chars().take(300).collect();
             eprintln!("seed {seed}: {short} (written to {})", path.display());
         }
         tally.reported += 1;

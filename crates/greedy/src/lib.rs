@@ -25,12 +25,16 @@ pub struct Options {
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it.
     pub deferred_spilling: bool,
+    /// Live-range splitting (local, region, block, instruction) before spilling.
+    /// Experimental: off until it passes the checker everywhere (issue 3).
+    pub splitting: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             deferred_spilling: false,
+            splitting: false,
         }
     }
 }

@@ -86,7 +86,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         let ctx = &mut *self.ctx;
         ctx.raw_pieces.clear();
         for (_, iv) in self.g.intervals.iter() {
-            if iv.kind != IntervalKind::Main {
+            // Retired intervals (replaced by split products) have no segments.
+            if iv.kind != IntervalKind::Main || iv.segments.is_empty() {
                 continue;
             }
             let alloc = if iv.spilled {
@@ -299,6 +300,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         let cfg = &self.an.cfg;
         for v in 0..self.ctx.piece_range.len() {
             let (a, b) = self.ctx.piece_range[v];
+            log::trace!("v{v} pieces {:?}", &self.ctx.pieces[a as usize..b as usize]);
             for k in a as usize + 1..b as usize {
                 let (_, prev_end, from) = self.ctx.pieces[k - 1];
                 let (start, _, to) = self.ctx.pieces[k];

@@ -19,10 +19,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         for &(w, freq) in self.ctx.partners.of(iv.vreg) {
-            if let Some(p) = self.ctx.vreg_main[w.vreg()]
-                .expand()
-                .and_then(|m| self.ctx.intervals[m].assigned)
-            {
+            if let Some(p) = self.assigned_reg_of(w) {
                 hints.push((p, freq));
             }
         }
@@ -31,10 +28,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for u in &iv.uses {
                 if let OperandConstraint::Reuse(j) = u.operand.constraint() {
                     let input = self.func.inst_operands(u.inst)[j].vreg();
-                    if let Some(p) = self.ctx.vreg_main[input.vreg()]
-                        .expand()
-                        .and_then(|m| self.ctx.intervals[m].assigned)
-                    {
+                    if let Some(p) = self.assigned_reg_of(input) {
                         hints.push((p, f32::MAX));
                     }
                 }

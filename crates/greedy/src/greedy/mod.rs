@@ -9,6 +9,7 @@ mod evict;
 pub(crate) mod interval;
 pub(crate) mod matrix;
 mod spill;
+mod split;
 
 use crate::Options;
 use crate::Stats;
@@ -17,7 +18,6 @@ use crate::analysis::intervals::{Segment, point_inst};
 use crate::slots::SpillSlots;
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
-use cranelift_entity::packed_option::PackedOption;
 use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
 use log::debug;
 use matrix::InterferenceMatrix;
@@ -45,8 +45,9 @@ impl Partners {
 #[derive(Default)]
 pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
-    /// The main interval(s) of each vreg: the first piece; pieces are found via `intervals`.
-    pub vreg_main: Vec<PackedOption<IntervalId>>,
+    /// The `Main` pieces of each vreg (split products included; retired ones have no
+    /// segments).
+    pub vreg_pieces: Vec<Vec<IntervalId>>,
     /// First unit of each vreg's spill slot, `usize::MAX` if it has none.
     pub vreg_slot: Vec<usize>,
     pub matrix: InterferenceMatrix,
@@ -87,8 +88,10 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let nv = self.func.num_vregs();
         let ctx = &mut *self.ctx;
         ctx.intervals.clear();
-        ctx.vreg_main.clear();
-        ctx.vreg_main.resize(nv, PackedOption::default());
+        for p in &mut ctx.vreg_pieces {
+            p.clear();
+        }
+        ctx.vreg_pieces.resize_with(nv, Vec::new);
         ctx.vreg_slot.clear();
         ctx.vreg_slot.resize(nv, usize::MAX);
         ctx.matrix.reset();
@@ -201,7 +204,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 spilled: false,
             };
             let id = self.ctx.intervals.push(iv);
-            self.ctx.vreg_main[v] = id.into();
+            self.ctx.vreg_pieces[v].push(id);
             self.ctx.intervals[id].weight = self.spill_weight(id);
             self.stats.intervals += 1;
             if must_spill {
@@ -276,8 +279,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             return Ok(());
         }
         if iv.stage < Stage::Spill {
-            iv.stage = Stage::Spill;
+            if self.options.splitting && self.try_split(id) {
+                return Ok(());
+            }
+            self.ctx.intervals[id].stage = Stage::Spill;
         }
+        let iv = &mut self.ctx.intervals[id];
         if self.options.deferred_spilling && !iv.deferred {
             iv.deferred = true;
             debug!("{id} ({}): spill deferred to the end of the queue", iv.vreg);
@@ -310,6 +317,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .iter()
             .copied()
             .filter(move |p| p.hw_enc() < limit)
+    }
+
+    /// The register of some assigned piece of `v`, for hints.
+    pub(crate) fn assigned_reg_of(&self, v: VReg) -> Option<PReg> {
+        self.ctx.vreg_pieces[v.vreg()]
+            .iter()
+            .find_map(|&m| self.ctx.intervals[m].assigned)
     }
 
     pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {

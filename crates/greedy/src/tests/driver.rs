@@ -176,7 +176,7 @@ fn same_input_same_output() {
 
 #[test]
 fn deferred_spilling_still_checks() {
-    let opts = crate::Options { deferred_spilling: true };
+    let opts = crate::Options { deferred_spilling: true, ..Default::default() };
     for seed in 0..60 {
         let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(seed, &ragreedy_testkit::fuzzgen::small_env_options(4)) else {
             continue;

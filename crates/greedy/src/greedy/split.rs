@@ -1,0 +1,394 @@
+//! Live-range splitting, tried in LLVM's order once an interval failed assignment and
+//! eviction and came back in the `Split` stage: an interval inside one block gets a
+//! *local* split (the window of uses where some register is free), then an
+//! *instruction* split if its uses are pinned to fixed registers; an interval across
+//! blocks gets a *region* split (the blocks where it keeps a register, chosen per
+//! candidate register to minimise frequency-weighted spill and copy cost), then a
+//! *block* split (one piece per block with uses). Products that cannot make progress
+//! move on (`Split2`, `Spill`), so splitting always terminates.
+//!
+//! The split editor (`split_into`) turns a partition of an interval's segments into new
+//! `Main` intervals of the same vreg; the edit builder connects the pieces with moves at
+//! their boundaries (inside blocks) and on CFG edges.
+
+use super::Allocator;
+use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use crate::analysis::intervals::{Segment, point_inst};
+use log::debug;
+use regalloc2::{Block, Function, OperandConstraint, PReg};
+
+/// Candidate registers examined per split attempt.
+const MAX_CANDIDATES: usize = 32;
+/// Improvement passes of the region labelling.
+const MAX_REGION_PASSES: usize = 8;
+/// Cost of a store or reload relative to a register move.
+const MEMORY_COST: f32 = 2.0;
+/// A split must beat spilling by this factor (LLVM's hysteresis).
+const HYSTERESIS: f32 = 0.98;
+
+/// One product of a split: its segments, the stage it starts in, and a register that is
+/// known to be free for it (assigned right away).
+struct Product {
+    segments: Vec<Segment>,
+    stage: Stage,
+    assign: Option<PReg>,
+}
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// Tries the split kinds in order; returns true if the interval was replaced by
+    /// split products.
+    pub(crate) fn try_split(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        if iv.kind != IntervalKind::Main || iv.segments.is_empty() {
+            return false;
+        }
+        let first_block = self.block_of_point(iv.segments[0].start);
+        let local = iv
+            .segments
+            .iter()
+            .all(|s| self.block_of_point(s.start) == first_block);
+        if local {
+            self.try_local_split(id) || self.try_instruction_split(id)
+        } else {
+            (iv.stage < Stage::Split2 && self.try_region_split(id)) || self.try_block_split(id)
+        }
+    }
+
+    fn block_of_point(&self, p: u32) -> Block {
+        self.an.cfg.block_of(point_inst(p))
+    }
+
+    fn freq_of_point(&self, p: u32) -> f32 {
+        self.an.freq.of(self.block_of_point(p))
+    }
+
+    fn uses_in(iv: &LiveInterval, s: &Segment) -> usize {
+        iv.uses
+            .iter()
+            .filter(|u| u.first >= s.start && u.first < s.end)
+            .count()
+    }
+
+    fn segment_free(&self, p: PReg, iv: &LiveInterval, s: Segment) -> bool {
+        let segs = [s];
+        !crate::greedy::matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &segs, iv.vreg)
+            && self.ctx.matrix.is_free(p, &segs)
+    }
+
+    // ----- Region splitting -----------------------------------------------------------
+
+    /// For each candidate register, label every block segment "register" or "stack":
+    /// a segment with interference must be stack; a stack segment costs a reload or store
+    /// per operand in it; each CFG edge the value crosses between differently labelled
+    /// segments costs a store or reload. Labels start at "register wherever free" and are
+    /// improved by flipping single segments while that lowers the cost (a bounded
+    /// Hopfield-style descent over the same objective as LLVM's spill placement). The
+    /// cheapest labelling over all candidates is used if it beats spilling everything.
+    fn try_region_split(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        let n = iv.segments.len();
+        let f = self.func;
+        // Per segment: its block, frequency and the cost of keeping it on the stack.
+        let blocks: Vec<Block> = iv.segments.iter().map(|s| self.block_of_point(s.start)).collect();
+        let stack_cost: Vec<f32> = iv
+            .segments
+            .iter()
+            .map(|s| MEMORY_COST * self.freq_of_point(s.start) * Self::uses_in(iv, s) as f32)
+            .collect();
+        // Edges between segments: (segment a, segment b, cost of a transition).
+        let mut links: Vec<(usize, usize, f32)> = Vec::new();
+        let mut boundary = vec![0f32; n];
+        for (k, s) in iv.segments.iter().enumerate() {
+            let b = blocks[k];
+            let insns = f.block_insns(b);
+            let block_end = 2 * insns.last().index() as u32 + 2;
+            if s.end == block_end {
+                for &succ in f.block_succs(b) {
+                    let cost = MEMORY_COST * self.an.freq.of(b).min(self.an.freq.of(succ));
+                    match blocks.iter().position(|&x| x == succ) {
+                        Some(j) if iv.segments[j].start == 2 * f.block_insns(succ).first().index() as u32 => {
+                            links.push((k, j, cost))
+                        }
+                        // The value flows to a block this interval does not cover: another
+                        // piece of the vreg, or a block param copy. Counted as memory.
+                        _ if self.an.live.livein[succ.index()].contains(&iv.vreg) => boundary[k] += cost,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let spill_all: f32 = stack_cost.iter().sum();
+
+        let mut best: Option<(f32, PReg, Vec<bool>)> = None;
+        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        for p in candidates {
+            let free: Vec<bool> = iv.segments.iter().map(|&s| self.segment_free(p, iv, s)).collect();
+            if !free.iter().any(|&x| x) {
+                continue;
+            }
+            let mut label = free.clone();
+            let total = |label: &[bool]| -> f32 {
+                let mut c = 0.0;
+                for k in 0..n {
+                    if !label[k] {
+                        c += stack_cost[k];
+                    } else {
+                        c += boundary[k];
+                    }
+                }
+                for &(a, b, w) in &links {
+                    if label[a] != label[b] {
+                        c += w;
+                    }
+                }
+                c
+            };
+            let mut cost = total(&label);
+            for _ in 0..MAX_REGION_PASSES {
+                let mut changed = false;
+                for k in 0..n {
+                    if !free[k] {
+                        continue;
+                    }
+                    label[k] = !label[k];
+                    let c = total(&label);
+                    if c < cost {
+                        cost = c;
+                        changed = true;
+                    } else {
+                        label[k] = !label[k];
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            let regs = label.iter().filter(|&&x| x).count();
+            if regs == 0 || regs == n {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, p, label));
+            }
+        }
+        let Some((cost, p, label)) = best else { return false };
+        if cost >= spill_all * HYSTERESIS {
+            return false;
+        }
+        let iv = &self.ctx.intervals[id];
+        let in_reg: Vec<Segment> = (0..n).filter(|&k| label[k]).map(|k| iv.segments[k]).collect();
+        let in_mem: Vec<Segment> = (0..n).filter(|&k| !label[k]).map(|k| iv.segments[k]).collect();
+        debug!(
+            "{id} ({}): region split around {p}: {} of {n} block segments in the register, cost {cost} vs spill {spill_all}",
+            iv.vreg,
+            in_reg.len()
+        );
+        self.stats.region_splits += 1;
+        self.split_into(
+            id,
+            vec![
+                Product { segments: in_reg, stage: Stage::Spill, assign: Some(p) },
+                Product { segments: in_mem, stage: Stage::Spill, assign: None },
+            ],
+        );
+        true
+    }
+
+    // ----- Block splitting ------------------------------------------------------------
+
+    /// One piece per block segment with uses; segments without uses form the remainder,
+    /// which goes to the spiller.
+    fn try_block_split(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        let mut products = Vec::new();
+        let mut rest = Vec::new();
+        for s in &iv.segments {
+            if Self::uses_in(iv, s) > 0 {
+                products.push(Product { segments: vec![*s], stage: Stage::New, assign: None });
+            } else {
+                rest.push(*s);
+            }
+        }
+        if products.len() < 2 && rest.is_empty() {
+            return false;
+        }
+        debug!("{id} ({}): block split into {} pieces with uses", iv.vreg, products.len());
+        if !rest.is_empty() {
+            products.push(Product { segments: rest, stage: Stage::Spill, assign: None });
+        }
+        self.stats.block_splits += 1;
+        self.split_into(id, products);
+        true
+    }
+
+    // ----- Local splitting ------------------------------------------------------------
+
+    /// For an interval inside one block: find, over the candidate registers, the widest
+    /// window of consecutive use instructions over which the register is free, and split
+    /// the interval before and after it. The window keeps that register; the outer pieces
+    /// are requeued. A window holding every use is no progress.
+    fn try_local_split(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        if iv.segments.len() != 1 {
+            return false;
+        }
+        let seg = iv.segments[0];
+        // Only operands inside the segment count (a fixed def's site precedes it).
+        let mut insts: Vec<u32> = iv
+            .uses
+            .iter()
+            .filter(|u| u.first >= seg.start && u.first < seg.end)
+            .map(|u| u.inst.index() as u32)
+            .collect();
+        insts.dedup();
+        if insts.len() < 2 {
+            return false;
+        }
+        let window_of = |a: usize, b: usize| Segment {
+            start: (2 * insts[a]).max(seg.start),
+            end: (2 * insts[b] + 2).min(seg.end),
+        };
+        let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
+        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        for p in candidates {
+            let mut a = 0;
+            while a < insts.len() {
+                // Extend from `a` while the register stays free.
+                let mut b = a;
+                if !self.segment_free(p, iv, window_of(a, a)) {
+                    a += 1;
+                    continue;
+                }
+                while b + 1 < insts.len() && self.segment_free(p, iv, window_of(a, b + 1)) {
+                    b += 1;
+                }
+                let w = window_of(a, b);
+                let covers_all = w.start <= seg.start && w.end >= seg.end;
+                debug_assert!(w.start < w.end);
+                let uses = b - a + 1;
+                if !covers_all && best.is_none_or(|(u, len, ..)| uses > u || (uses == u && w.len() < len)) {
+                    best = Some((uses, w.len(), p, a, b));
+                }
+                a = b + 1;
+            }
+        }
+        let Some((uses, _, p, a, b)) = best else { return false };
+        let w = window_of(a, b);
+        let before = Segment { start: seg.start, end: w.start };
+        let after = Segment { start: w.end, end: seg.end };
+        let total = insts.len();
+        // Progress: every product must hold fewer use instructions than the original.
+        let stage_for = |n: usize| if n < total { Stage::New } else { Stage::Split2 };
+        let before_uses = insts.iter().filter(|&&i| 2 * i + 1 < w.start).count();
+        let after_uses = insts.iter().filter(|&&i| 2 * i >= w.end).count();
+        let mut products = vec![Product { segments: vec![w], stage: Stage::Spill, assign: Some(p) }];
+        if before.start < before.end {
+            products.push(Product { segments: vec![before], stage: stage_for(before_uses), assign: None });
+        }
+        if after.start < after.end {
+            products.push(Product { segments: vec![after], stage: stage_for(after_uses), assign: None });
+        }
+        if products.len() == 1 {
+            return false;
+        }
+        debug!(
+            "{id} ({}): local split, {uses} of {total} use instructions keep {p} in [{}, {})",
+            iv.vreg, w.start, w.end
+        );
+        self.stats.local_splits += 1;
+        self.split_into(id, products);
+        true
+    }
+
+    // ----- Instruction splitting --------------------------------------------------------
+
+    /// For an interval inside one block whose uses pin it to fixed registers: a piece
+    /// around each use instruction and the gaps between them, all bound for the spiller
+    /// (each piece may still find a register when dequeued).
+    fn try_instruction_split(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        if iv.segments.len() != 1
+            || !iv
+                .uses
+                .iter()
+                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
+        {
+            return false;
+        }
+        let seg = iv.segments[0];
+        let mut cuts: Vec<u32> = Vec::new();
+        for u in &iv.uses {
+            for c in [2 * u.inst.index() as u32, 2 * u.inst.index() as u32 + 2] {
+                if c > seg.start && c < seg.end && cuts.last() != Some(&c) {
+                    cuts.push(c);
+                }
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        if cuts.is_empty() {
+            return false;
+        }
+        let mut products = Vec::new();
+        let mut start = seg.start;
+        for &c in cuts.iter().chain(std::iter::once(&seg.end)) {
+            products.push(Product { segments: vec![Segment { start, end: c }], stage: Stage::Spill, assign: None });
+            start = c;
+        }
+        debug!("{id} ({}): instruction split into {} pieces", iv.vreg, products.len());
+        self.stats.instruction_splits += 1;
+        self.split_into(id, products);
+        true
+    }
+
+    // ----- The split editor -----------------------------------------------------------
+
+    /// Replaces interval `id` by `products` (a partition of its segments), distributing
+    /// its uses by point, and assigns or queues each product.
+    fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
+        let old_uses = std::mem::take(&mut self.ctx.intervals[id].uses);
+        let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
+        debug_assert!(self.ctx.intervals[id].assigned.is_none());
+        let (vreg, cascade, limit) = {
+            let iv = &self.ctx.intervals[id];
+            (iv.vreg, iv.cascade, iv.limit)
+        };
+        debug_assert_eq!(
+            products.iter().map(|p| p.segments.iter().map(Segment::len).sum::<u32>()).sum::<u32>(),
+            old_segments.iter().map(Segment::len).sum::<u32>()
+        );
+        for product in products {
+            let mut segments = product.segments;
+            segments.retain(|s| s.start < s.end);
+            if segments.is_empty() {
+                continue;
+            }
+            segments.sort_unstable();
+            let uses = old_uses
+                .iter()
+                .filter(|u| segments.iter().any(|s| u.first >= s.start && u.first < s.end))
+                .copied()
+                .collect();
+            let piece = self.ctx.intervals.push(LiveInterval {
+                vreg,
+                kind: IntervalKind::Main,
+                segments,
+                uses,
+                stage: product.stage,
+                cascade,
+                weight: 0.0,
+                assigned: None,
+                limit,
+                deferred: false,
+                spilled: false,
+            });
+            self.ctx.vreg_pieces[vreg.vreg()].push(piece);
+            self.ctx.intervals[piece].weight = self.spill_weight(piece);
+            self.stats.intervals += 1;
+            match product.assign {
+                Some(p) => self.assign(piece, p),
+                None => self.enqueue(piece),
+            }
+        }
+    }
+}
