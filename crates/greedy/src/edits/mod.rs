@@ -6,8 +6,10 @@
 //! Moves at one program point run in groups, each group a parallel move, in this order
 //! before an instruction: edge moves arriving in the block, moves between pieces of a
 //! value, copies into operand registers (reloads, fixed uses), reuse copies, and last
-//! edge moves leaving the block (placed before its branch). After an instruction: copies
-//! out of def registers (stores, fixed defs).
+//! edge moves leaving the block (placed before its branch). Copies out of def registers
+//! (stores, fixed defs) join the piece transitions before the next instruction, as one
+//! parallel move: both read the state after the def and write the state before the next
+//! instruction.
 
 pub(crate) mod parallel;
 
@@ -163,8 +165,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             // Edge moves read the def's register directly (`loc_at_end`).
             return;
         }
+        // In the same parallel group as the piece transitions at the next instruction:
+        // the home may be a register another piece leaves only at that point.
         if let Some(home) = self.loc(v, before(inst) + 2) {
-            self.push_move(ProgPoint::after(inst), MovePrio::Regular, v.class(), from, home);
+            self.push_move(ProgPoint::before(inst.next()), MovePrio::Regular, v.class(), from, home);
         }
     }
 
