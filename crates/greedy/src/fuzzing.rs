@@ -49,7 +49,9 @@ pub fn check_parallel_moves(data: &[u8]) {
             Allocation::stack(SpillSlot::new(i - NUM_REGS))
         }
     };
-    let Some((&flags, rest)) = data.split_first() else { return };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
     let mut moves: Vec<(Allocation, Allocation)> = Vec::new();
     for pair in rest.chunks_exact(2).take(16) {
         let (from, to) = (loc(pair[0]), loc(pair[1]));
@@ -61,7 +63,11 @@ pub fn check_parallel_moves(data: &[u8]) {
     let free: Vec<PReg> = (0..NUM_REGS)
         .map(|i| PReg::new(i, RegClass::Int))
         .filter(|&r| flags & (1 << r.hw_enc()) != 0)
-        .filter(|&r| !moves.iter().any(|&(f, t)| f == Allocation::reg(r) || t == Allocation::reg(r)))
+        .filter(|&r| {
+            !moves
+                .iter()
+                .any(|&(f, t)| f == Allocation::reg(r) || t == Allocation::reg(r))
+        })
         .collect();
     let mut scratch = TestScratch { free: free.clone() };
     let mut seq = Vec::new();
@@ -93,7 +99,11 @@ pub fn check_parallel_moves(data: &[u8]) {
         let written = moves.iter().any(|&(_, t)| t == a);
         let scratch_reg = a.as_reg().is_some_and(|r| free.contains(&r));
         if !written && !scratch_reg {
-            assert_eq!(value(&state, a), key(a), "{a} clobbered; moves {moves:?}, sequence {seq:?}");
+            assert_eq!(
+                value(&state, a),
+                key(a),
+                "{a} clobbered; moves {moves:?}, sequence {seq:?}"
+            );
         }
     }
 }

@@ -9,10 +9,10 @@ mod analysis;
 mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-#[cfg(test)]
-mod tests;
 mod greedy;
 mod slots;
+#[cfg(test)]
+mod tests;
 
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 
@@ -20,7 +20,7 @@ use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 ///
 /// Input is always validated (SSA, CFG shape, operand shapes): bad input gets a
 /// `RegAllocError`, never a panic.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it.
@@ -28,15 +28,6 @@ pub struct Options {
     /// Live-range splitting (local, region, block, instruction) before spilling.
     /// Experimental: off until it passes the checker everywhere (issue 3).
     pub splitting: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            deferred_spilling: false,
-            splitting: false,
-        }
-    }
 }
 
 /// What the allocator did on the last function (or, summed, on several).

@@ -45,7 +45,12 @@ impl SpillSlots {
     }
 
     /// One of the two per-class slots the move resolver may use as temporaries.
-    pub fn emergency<F: Function + ?Sized>(&mut self, f: &F, class: RegClass, which: usize) -> SpillSlot {
+    pub fn emergency<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        class: RegClass,
+        which: usize,
+    ) -> SpillSlot {
         let base = match self.emergency[class as usize][which] {
             Some(b) => b,
             None => {

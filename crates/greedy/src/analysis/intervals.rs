@@ -13,8 +13,8 @@
 
 use super::{cfg::Cfg, liveness::Liveness};
 use regalloc2::{
-    Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, RegAllocError,
-    VReg,
+    Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg,
+    RegAllocError, VReg,
 };
 
 pub(crate) type Point = u32;
@@ -149,10 +149,16 @@ impl LiveIntervals {
             self.scan_block(f, live, block)?;
         }
 
-        self.raw_segments.sort_unstable_by_key(|&(v, s)| (v, s.start));
+        self.raw_segments
+            .sort_unstable_by_key(|&(v, s)| (v, s.start));
         self.raw_uses
             .sort_unstable_by_key(|&(v, u)| (v, u.inst.index(), u.slot));
-        group(&self.raw_segments, nv, &mut self.vreg_segments, &mut self.segments);
+        group(
+            &self.raw_segments,
+            nv,
+            &mut self.vreg_segments,
+            &mut self.segments,
+        );
         group(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
 
         for list in &mut self.fixed {
@@ -239,10 +245,20 @@ impl LiveIntervals {
                 let (first, lastp) = operand_points(inst, op, reused);
                 self.raw_uses.push((
                     v.vreg() as u32,
-                    UseSite { inst, slot: k as u16, operand: op, first, last: lastp },
+                    UseSite {
+                        inst,
+                        slot: k as u16,
+                        operand: op,
+                        first,
+                        last: lastp,
+                    },
                 ));
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].push(Reservation { start: first, end: b + 2, owner: v });
+                    self.fixed[p.index()].push(Reservation {
+                        start: first,
+                        end: b + 2,
+                        owner: v,
+                    });
                     true
                 } else {
                     false
@@ -255,12 +271,22 @@ impl LiveIntervals {
                 let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
                 if open_end != NOT_OPEN {
                     if seg_start < open_end {
-                        self.raw_segments
-                            .push((v.vreg() as u32, Segment { start: seg_start, end: open_end }));
+                        self.raw_segments.push((
+                            v.vreg() as u32,
+                            Segment {
+                                start: seg_start,
+                                end: open_end,
+                            },
+                        ));
                     }
                 } else if !fixed {
-                    self.raw_segments
-                        .push((v.vreg() as u32, Segment { start: seg_start, end: b + 2 }));
+                    self.raw_segments.push((
+                        v.vreg() as u32,
+                        Segment {
+                            start: seg_start,
+                            end: b + 2,
+                        },
+                    ));
                 }
             }
             for (k, &op) in ops.iter().enumerate() {
@@ -271,10 +297,20 @@ impl LiveIntervals {
                 let (first, lastp) = operand_points(inst, op, reused);
                 self.raw_uses.push((
                     v.vreg() as u32,
-                    UseSite { inst, slot: k as u16, operand: op, first, last: lastp },
+                    UseSite {
+                        inst,
+                        slot: k as u16,
+                        operand: op,
+                        first,
+                        last: lastp,
+                    },
                 ));
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].push(Reservation { start: first, end: lastp + 1, owner: v });
+                    self.fixed[p.index()].push(Reservation {
+                        start: first,
+                        end: lastp + 1,
+                        owner: v,
+                    });
                 }
                 open(self, v.vreg(), lastp + 1);
             }
@@ -284,7 +320,8 @@ impl LiveIntervals {
             let v = self.open_list[i] as usize;
             let e = std::mem::replace(&mut self.open_end[v], NOT_OPEN);
             if e != NOT_OPEN {
-                self.raw_segments.push((v as u32, Segment { start, end: e }));
+                self.raw_segments
+                    .push((v as u32, Segment { start, end: e }));
             }
         }
         Ok(())

@@ -5,7 +5,9 @@
 //! fixpoint.
 
 use super::cfg::Cfg;
-use regalloc2::{Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg};
+use regalloc2::{
+    Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg,
+};
 
 #[derive(Default)]
 pub(crate) struct Liveness {
@@ -50,7 +52,11 @@ impl Liveness {
     /// The same rules as regalloc2's `validate_ssa`, plus the operand-shape checks that
     /// keep later stages panic-free (indices in range, classes consistent, reuse targets
     /// that exist).
-    fn validate_ssa<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+    fn validate_ssa<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        cfg: &Cfg,
+    ) -> Result<(), RegAllocError> {
         let nv = f.num_vregs();
         let nb = f.num_blocks();
         self.def_block.clear();
@@ -102,7 +108,7 @@ impl Liveness {
                                 return Err(RegAllocError::SSA(v, inst));
                             }
                         }
-                        OperandConstraint::Limit(n) if n == 0 => {
+                        OperandConstraint::Limit(0) => {
                             return Err(RegAllocError::TooManyLiveRegs);
                         }
                         _ => {}
@@ -175,7 +181,11 @@ impl Liveness {
             } else {
                 cfg.dominates(def, block)
             };
-        if ok { Ok(()) } else { Err(RegAllocError::SSA(v, inst)) }
+        if ok {
+            Ok(())
+        } else {
+            Err(RegAllocError::SSA(v, inst))
+        }
     }
 
     fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {

@@ -1,7 +1,7 @@
 //! Natural loops and block frequencies. A back edge is an edge to a dominator; the loop
 //! forest is built innermost-first with union-find so that deep nests cost near-linear
 //! time. Frequency is `10^depth` (capped) for now; a client-supplied frequency would
-//! replace `BlockFrequency::from_loop_depth` and nothing else.
+//! replace `BlockFrequency::compute_from_loop_depth` and nothing else.
 
 use super::cfg::Cfg;
 use regalloc2::{Block, Function};
@@ -76,7 +76,11 @@ impl LoopInfo {
         for hi in (0..self.headers.len()).rev() {
             let h = self.headers[hi];
             let p = self.parent[h.index()];
-            self.depth[h.index()] = 1 + if p.is_valid() { self.depth[p.index()] } else { 0 };
+            self.depth[h.index()] = 1 + if p.is_valid() {
+                self.depth[p.index()]
+            } else {
+                0
+            };
         }
         for b in 0..nb {
             let h = self.header[b];
@@ -108,10 +112,14 @@ pub(crate) struct BlockFrequency {
 }
 
 impl BlockFrequency {
-    pub fn from_loop_depth(&mut self, loops: &LoopInfo) {
+    pub fn compute_from_loop_depth(&mut self, loops: &LoopInfo) {
         self.freq.clear();
-        self.freq
-            .extend(loops.depth.iter().map(|&d| 10f32.powi(d.min(MAX_FREQ_DEPTH) as i32)));
+        self.freq.extend(
+            loops
+                .depth
+                .iter()
+                .map(|&d| 10f32.powi(d.min(MAX_FREQ_DEPTH) as i32)),
+        );
     }
 
     pub fn of(&self, b: Block) -> f32 {

@@ -23,7 +23,7 @@ impl Analyses {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         self.cfg.compute(f)?;
         self.loops.compute(f, &self.cfg);
-        self.freq.from_loop_depth(&self.loops);
+        self.freq.compute_from_loop_depth(&self.loops);
         self.live.compute(f, &self.cfg)?;
         self.intervals.build(f, &self.cfg, &self.live)?;
         Ok(())

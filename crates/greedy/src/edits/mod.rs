@@ -102,7 +102,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
             };
             for s in &iv.segments {
-                ctx.raw_pieces.push((iv.vreg.vreg() as u32, s.start, s.end, alloc));
+                ctx.raw_pieces
+                    .push((iv.vreg.vreg() as u32, s.start, s.end, alloc));
             }
         }
         ctx.raw_pieces.sort_unstable_by_key(|&(v, s, _, _)| (v, s));
@@ -126,12 +127,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn collect_reloads(&mut self) {
         self.ctx.reloads.clear();
         for (_, iv) in self.g.intervals.iter() {
-            if let IntervalKind::Reload { is_def } = iv.kind {
-                if let (Some(p), Some(u)) = (iv.assigned, iv.uses.first()) {
-                    self.ctx
-                        .reloads
-                        .insert((iv.vreg.vreg() as u32, u.inst.index() as u32, is_def), p);
-                }
+            if let IntervalKind::Reload { is_def } = iv.kind
+                && let (Some(p), Some(u)) = (iv.assigned, iv.uses.first())
+            {
+                self.ctx
+                    .reloads
+                    .insert((iv.vreg.vreg() as u32, u.inst.index() as u32, is_def), p);
             }
         }
     }
@@ -141,10 +142,20 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         let (a, b) = self.ctx.piece_range[v.vreg()];
         let pieces = &self.ctx.pieces[a as usize..b as usize];
         let i = pieces.partition_point(|&(_, e, _)| e <= p);
-        pieces.get(i).filter(|&&(s, _, _)| s <= p).map(|&(_, _, a)| a)
+        pieces
+            .get(i)
+            .filter(|&&(s, _, _)| s <= p)
+            .map(|&(_, _, a)| a)
     }
 
-    fn push_move(&mut self, point: ProgPoint, prio: MovePrio, class: RegClass, from: Allocation, to: Allocation) {
+    fn push_move(
+        &mut self,
+        point: ProgPoint,
+        prio: MovePrio,
+        class: RegClass,
+        from: Allocation,
+        to: Allocation,
+    ) {
         if from != to {
             self.ctx.moves.push(PendingMove {
                 key: ((point.to_index() as u64) << 8) | prio as u64,
@@ -168,7 +179,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // In the same parallel group as the piece transitions at the next instruction:
         // the home may be a register another piece leaves only at that point.
         if let Some(home) = self.loc(v, before(inst) + 2) {
-            self.push_move(ProgPoint::before(inst.next()), MovePrio::Regular, v.class(), from, home);
+            self.push_move(
+                ProgPoint::before(inst.next()),
+                MovePrio::Regular,
+                v.class(),
+                from,
+                home,
+            );
         }
     }
 
@@ -198,7 +215,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                             self.copy_def_home(inst, v, fixed);
                         } else {
                             let home = self.loc(v, first).ok_or(MISSING)?;
-                            self.push_move(ProgPoint::before(inst), MovePrio::OperandCopy, v.class(), home, fixed);
+                            self.push_move(
+                                ProgPoint::before(inst),
+                                MovePrio::OperandCopy,
+                                v.class(),
+                                home,
+                                fixed,
+                            );
                         }
                         fixed
                     }
@@ -210,7 +233,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                                     self.copy_def_home(inst, v, r);
                                 } else {
                                     let home = self.loc(v, first).ok_or(MISSING)?;
-                                    self.push_move(ProgPoint::before(inst), MovePrio::OperandCopy, v.class(), home, r);
+                                    self.push_move(
+                                        ProgPoint::before(inst),
+                                        MovePrio::OperandCopy,
+                                        v.class(),
+                                        home,
+                                        r,
+                                    );
                                 }
                                 r
                             }
@@ -225,7 +254,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             // Reuse defs last: they overwrite their input operand's allocation.
             for (k, &op) in ops.iter().enumerate() {
-                let OperandConstraint::Reuse(j) = op.constraint() else { continue };
+                let OperandConstraint::Reuse(j) = op.constraint() else {
+                    continue;
+                };
                 let v = op.vreg();
                 let (first, _) = operand_points(inst, op, reused);
                 let r = match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, true)) {
@@ -243,7 +274,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 out.allocs[base + j] = r;
                 let input = ops[j].vreg();
                 let src = self.loc(input, before(inst)).ok_or(MISSING)?;
-                self.push_move(ProgPoint::before(inst), MovePrio::ReuseCopy, v.class(), src, r);
+                self.push_move(
+                    ProgPoint::before(inst),
+                    MovePrio::ReuseCopy,
+                    v.class(),
+                    src,
+                    r,
+                );
             }
         }
         Ok(())
@@ -259,7 +296,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 .uses_of(v)
                 .iter()
                 .find(|u| u.inst == last && u.is_def())?;
-            return Some(out.allocs[out.inst_alloc_offsets[last.index()] as usize + site.slot as usize]);
+            return Some(
+                out.allocs[out.inst_alloc_offsets[last.index()] as usize + site.slot as usize],
+            );
         }
         self.loc(v, before(last) + 1)
     }
@@ -274,7 +313,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             for &pred in preds {
                 let last = f.block_insns(pred).last();
                 let (point, prio) = if preds.len() == 1 && succ != entry {
-                    (ProgPoint::before(f.block_insns(succ).first()), MovePrio::InEdge)
+                    (
+                        ProgPoint::before(f.block_insns(succ).first()),
+                        MovePrio::InEdge,
+                    )
                 } else {
                     (ProgPoint::before(last), MovePrio::OutEdge)
                 };
@@ -287,10 +329,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if params.is_empty() {
                     continue;
                 }
-                let succ_idx = f.block_succs(pred).iter().position(|&x| x == succ).ok_or(MISSING)?;
+                let succ_idx = f
+                    .block_succs(pred)
+                    .iter()
+                    .position(|&x| x == succ)
+                    .ok_or(MISSING)?;
                 let args = f.branch_blockparams(pred, last, succ_idx);
                 for (&param, &arg) in params.iter().zip(args) {
-                    let Some(to) = self.loc(param, start) else { continue };
+                    let Some(to) = self.loc(param, start) else {
+                        continue;
+                    };
                     let from = self.loc_at_end(out, pred, arg).ok_or(MISSING)?;
                     self.push_move(point, prio, param.class(), from, to);
                 }
@@ -316,7 +364,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
                 debug_assert!(start % 2 == 0, "piece boundary inside an instruction");
                 let class = self.an.live.class[v].unwrap_or(RegClass::Int);
-                self.push_move(ProgPoint::before(point_inst(start)), MovePrio::Regular, class, from, to);
+                self.push_move(
+                    ProgPoint::before(point_inst(start)),
+                    MovePrio::Regular,
+                    class,
+                    from,
+                    to,
+                );
             }
         }
     }
@@ -365,7 +419,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.ctx.group = group;
         self.ctx.resolved = resolved;
         self.ctx.parallel = parallel;
-        if ok { Ok(()) } else { Err(RegAllocError::TooManyLiveRegs) }
+        if ok {
+            Ok(())
+        } else {
+            Err(RegAllocError::TooManyLiveRegs)
+        }
     }
 
     /// The program points whose occupants must survive a move group at `point`: the
@@ -393,7 +451,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         out.debug_locations.clear();
         let ni = self.func.num_insts() as u32;
         for &(v, from, to, label) in self.func.debug_value_labels() {
-            if v.vreg() >= self.ctx.piece_range.len() || from.index() as u32 > ni || to.index() as u32 > ni {
+            if v.vreg() >= self.ctx.piece_range.len()
+                || from.index() as u32 > ni
+                || to.index() as u32 > ni
+            {
                 continue;
             }
             let (lo, hi) = (2 * from.index() as u32, 2 * to.index() as u32);
@@ -401,7 +462,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             for &(s, e, alloc) in &self.ctx.pieces[a as usize..b as usize] {
                 let (s, e) = (s.max(lo), e.min(hi));
                 if s < e {
-                    out.debug_locations.push((label, ProgPoint::from_index(s), ProgPoint::from_index(e), alloc));
+                    out.debug_locations.push((
+                        label,
+                        ProgPoint::from_index(s),
+                        ProgPoint::from_index(e),
+                        alloc,
+                    ));
                 }
             }
         }
@@ -431,7 +497,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 const MISSING: RegAllocError = RegAllocError::TooManyLiveRegs;
 
 fn is_stack_alloc(env: &MachineEnv, a: Allocation) -> bool {
-    a.is_stack() || a.as_reg().is_some_and(|r| env.fixed_stack_slots.contains(&r))
+    a.is_stack()
+        || a.as_reg()
+            .is_some_and(|r| env.fixed_stack_slots.contains(&r))
 }
 
 struct Scratch<'a, F: Function + ?Sized> {
@@ -463,7 +531,11 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
 
     fn victim_reg(&mut self, class: RegClass, busy: &[Allocation]) -> PReg {
         let order = &self.g.order[class as usize];
-        match order.iter().find(|&&r| !busy.contains(&Allocation::reg(r))).or(order.first()) {
+        match order
+            .iter()
+            .find(|&&r| !busy.contains(&Allocation::reg(r)))
+            .or(order.first())
+        {
             Some(&r) => r,
             None => {
                 self.failed = true;

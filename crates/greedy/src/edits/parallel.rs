@@ -116,10 +116,10 @@ impl ParallelMoves {
             *n -= 1;
             if *n == 0 {
                 self.readers.remove(&from.bits());
-                if let Some(&w) = self.writer.get(&from.bits()) {
-                    if !self.done[w] {
-                        self.ready.push(w);
-                    }
+                if let Some(&w) = self.writer.get(&from.bits())
+                    && !self.done[w]
+                {
+                    self.ready.push(w);
                 }
             }
         }

@@ -24,7 +24,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         {
             let iv = &self.ctx.intervals[id];
             let urgent = !iv.is_spillable();
-            let cascade = if iv.cascade != 0 { iv.cascade } else { self.ctx.next_cascade };
+            let cascade = if iv.cascade != 0 {
+                iv.cascade
+            } else {
+                self.ctx.next_cascade
+            };
             for p in self.order_for(iv) {
                 if self.fixed_conflict(p, iv) {
                     continue;
@@ -36,7 +40,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 if intf.len() > MAX_INTERFERENCE {
                     continue;
                 }
-                let mut cost = EvictionCost { broken_hints: 0, max_weight: 0.0 };
+                let mut cost = EvictionCost {
+                    broken_hints: 0,
+                    max_weight: 0.0,
+                };
                 let mut ok = true;
                 for &j in &intf {
                     let victim = &self.ctx.intervals[j];

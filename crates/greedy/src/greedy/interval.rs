@@ -69,21 +69,8 @@ impl LiveInterval {
         self.weight.is_finite()
     }
 
-    pub fn start(&self) -> u32 {
-        self.segments.first().map_or(0, |s| s.start)
-    }
-
-    pub fn end(&self) -> u32 {
-        self.segments.last().map_or(0, |s| s.end)
-    }
-
     /// Number of program points covered.
     pub fn size(&self) -> u32 {
         self.segments.iter().map(Segment::len).sum()
-    }
-
-    pub fn covers(&self, p: u32) -> bool {
-        let i = self.segments.partition_point(|s| s.end <= p);
-        i < self.segments.len() && self.segments[i].start <= p
     }
 }

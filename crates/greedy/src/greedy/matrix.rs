@@ -87,7 +87,11 @@ impl InterferenceMatrix {
 
 /// Does a fixed reservation on this register, owned by another value (or a clobber),
 /// overlap `segments`?
-pub(crate) fn fixed_conflict(reservations: &[Reservation], segments: &[Segment], owner: VReg) -> bool {
+pub(crate) fn fixed_conflict(
+    reservations: &[Reservation],
+    segments: &[Segment],
+    owner: VReg,
+) -> bool {
     if reservations.is_empty() {
         return false;
     }

@@ -172,7 +172,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn create_intervals(&mut self) {
         let li = &self.an.intervals;
         for v in 0..self.func.num_vregs() {
-            let Some(class) = self.an.live.class[v] else { continue };
+            let Some(class) = self.an.live.class[v] else {
+                continue;
+            };
             let vreg = VReg::new(v, class);
             let segments = li.segments_of(vreg);
             if segments.is_empty() {
@@ -229,7 +231,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .iter()
             .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
             .sum();
-        sum += self.ctx.partners.of(iv.vreg).iter().map(|&(_, f)| f).sum::<f32>();
+        sum += self
+            .ctx
+            .partners
+            .of(iv.vreg)
+            .iter()
+            .map(|&(_, f)| f)
+            .sum::<f32>();
         let insts = iv.size() as f32 / 2.0;
         sum / (insts + 25.0)
     }
@@ -268,7 +276,10 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             return Ok(());
         }
         if !spillable {
-            debug!("{id} ({}): unspillable and no register can be freed", self.ctx.intervals[id].vreg);
+            debug!(
+                "{id} ({}): unspillable and no register can be freed",
+                self.ctx.intervals[id].vreg
+            );
             return Err(RegAllocError::TooManyLiveRegs);
         }
         let iv = &mut self.ctx.intervals[id];

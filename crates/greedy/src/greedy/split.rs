@@ -89,7 +89,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let n = iv.segments.len();
         let f = self.func;
         // Per segment: its block, frequency and the cost of keeping it on the stack.
-        let blocks: Vec<Block> = iv.segments.iter().map(|s| self.block_of_point(s.start)).collect();
+        let blocks: Vec<Block> = iv
+            .segments
+            .iter()
+            .map(|s| self.block_of_point(s.start))
+            .collect();
         let stack_cost: Vec<f32> = iv
             .segments
             .iter()
@@ -106,12 +110,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 for &succ in f.block_succs(b) {
                     let cost = MEMORY_COST * self.an.freq.of(b).min(self.an.freq.of(succ));
                     match blocks.iter().position(|&x| x == succ) {
-                        Some(j) if iv.segments[j].start == 2 * f.block_insns(succ).first().index() as u32 => {
+                        Some(j)
+                            if iv.segments[j].start
+                                == 2 * f.block_insns(succ).first().index() as u32 =>
+                        {
                             links.push((k, j, cost))
                         }
                         // The value flows to a block this interval does not cover: another
                         // piece of the vreg, or a block param copy. Counted as memory.
-                        _ if self.an.live.livein[succ.index()].contains(&iv.vreg) => boundary[k] += cost,
+                        _ if self.an.live.livein[succ.index()].contains(&iv.vreg) => {
+                            boundary[k] += cost
+                        }
                         _ => {}
                     }
                 }
@@ -122,7 +131,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut best: Option<(f32, PReg, Vec<bool>)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         for p in candidates {
-            let free: Vec<bool> = iv.segments.iter().map(|&s| self.segment_free(p, iv, s)).collect();
+            let free: Vec<bool> = iv
+                .segments
+                .iter()
+                .map(|&s| self.segment_free(p, iv, s))
+                .collect();
             if !free.iter().any(|&x| x) {
                 continue;
             }
@@ -171,13 +184,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 best = Some((cost, p, label));
             }
         }
-        let Some((cost, p, label)) = best else { return false };
+        let Some((cost, p, label)) = best else {
+            return false;
+        };
         if cost >= spill_all * HYSTERESIS {
             return false;
         }
         let iv = &self.ctx.intervals[id];
-        let in_reg: Vec<Segment> = (0..n).filter(|&k| label[k]).map(|k| iv.segments[k]).collect();
-        let in_mem: Vec<Segment> = (0..n).filter(|&k| !label[k]).map(|k| iv.segments[k]).collect();
+        let in_reg: Vec<Segment> = (0..n)
+            .filter(|&k| label[k])
+            .map(|k| iv.segments[k])
+            .collect();
+        let in_mem: Vec<Segment> = (0..n)
+            .filter(|&k| !label[k])
+            .map(|k| iv.segments[k])
+            .collect();
         debug!(
             "{id} ({}): region split around {p}: {} of {n} block segments in the register, cost {cost} vs spill {spill_all}",
             iv.vreg,
@@ -187,8 +208,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.split_into(
             id,
             vec![
-                Product { segments: in_reg, stage: Stage::Spill, assign: Some(p) },
-                Product { segments: in_mem, stage: Stage::Spill, assign: None },
+                Product {
+                    segments: in_reg,
+                    stage: Stage::Spill,
+                    assign: Some(p),
+                },
+                Product {
+                    segments: in_mem,
+                    stage: Stage::Spill,
+                    assign: None,
+                },
             ],
         );
         true
@@ -204,7 +233,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut rest = Vec::new();
         for s in &iv.segments {
             if Self::uses_in(iv, s) > 0 {
-                products.push(Product { segments: vec![*s], stage: Stage::New, assign: None });
+                products.push(Product {
+                    segments: vec![*s],
+                    stage: Stage::New,
+                    assign: None,
+                });
             } else {
                 rest.push(*s);
             }
@@ -212,9 +245,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if products.len() < 2 && rest.is_empty() {
             return false;
         }
-        debug!("{id} ({}): block split into {} pieces with uses", iv.vreg, products.len());
+        debug!(
+            "{id} ({}): block split into {} pieces with uses",
+            iv.vreg,
+            products.len()
+        );
         if !rest.is_empty() {
-            products.push(Product { segments: rest, stage: Stage::Spill, assign: None });
+            products.push(Product {
+                segments: rest,
+                stage: Stage::Spill,
+                assign: None,
+            });
         }
         self.stats.block_splits += 1;
         self.split_into(id, products);
@@ -266,27 +307,49 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let covers_all = w.start <= seg.start && w.end >= seg.end;
                 debug_assert!(w.start < w.end);
                 let uses = b - a + 1;
-                if !covers_all && best.is_none_or(|(u, len, ..)| uses > u || (uses == u && w.len() < len)) {
+                if !covers_all
+                    && best.is_none_or(|(u, len, ..)| uses > u || (uses == u && w.len() < len))
+                {
                     best = Some((uses, w.len(), p, a, b));
                 }
                 a = b + 1;
             }
         }
-        let Some((uses, _, p, a, b)) = best else { return false };
+        let Some((uses, _, p, a, b)) = best else {
+            return false;
+        };
         let w = window_of(a, b);
-        let before = Segment { start: seg.start, end: w.start };
-        let after = Segment { start: w.end, end: seg.end };
+        let before = Segment {
+            start: seg.start,
+            end: w.start,
+        };
+        let after = Segment {
+            start: w.end,
+            end: seg.end,
+        };
         let total = insts.len();
         // Progress: every product must hold fewer use instructions than the original.
         let stage_for = |n: usize| if n < total { Stage::New } else { Stage::Split2 };
         let before_uses = insts.iter().filter(|&&i| 2 * i + 1 < w.start).count();
         let after_uses = insts.iter().filter(|&&i| 2 * i >= w.end).count();
-        let mut products = vec![Product { segments: vec![w], stage: Stage::Spill, assign: Some(p) }];
+        let mut products = vec![Product {
+            segments: vec![w],
+            stage: Stage::Spill,
+            assign: Some(p),
+        }];
         if before.start < before.end {
-            products.push(Product { segments: vec![before], stage: stage_for(before_uses), assign: None });
+            products.push(Product {
+                segments: vec![before],
+                stage: stage_for(before_uses),
+                assign: None,
+            });
         }
         if after.start < after.end {
-            products.push(Product { segments: vec![after], stage: stage_for(after_uses), assign: None });
+            products.push(Product {
+                segments: vec![after],
+                stage: stage_for(after_uses),
+                assign: None,
+            });
         }
         if products.len() == 1 {
             return false;
@@ -332,10 +395,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut products = Vec::new();
         let mut start = seg.start;
         for &c in cuts.iter().chain(std::iter::once(&seg.end)) {
-            products.push(Product { segments: vec![Segment { start, end: c }], stage: Stage::Spill, assign: None });
+            products.push(Product {
+                segments: vec![Segment { start, end: c }],
+                stage: Stage::Spill,
+                assign: None,
+            });
             start = c;
         }
-        debug!("{id} ({}): instruction split into {} pieces", iv.vreg, products.len());
+        debug!(
+            "{id} ({}): instruction split into {} pieces",
+            iv.vreg,
+            products.len()
+        );
         self.stats.instruction_splits += 1;
         self.split_into(id, products);
         true
@@ -354,7 +425,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             (iv.vreg, iv.cascade, iv.limit)
         };
         debug_assert_eq!(
-            products.iter().map(|p| p.segments.iter().map(Segment::len).sum::<u32>()).sum::<u32>(),
+            products
+                .iter()
+                .map(|p| p.segments.iter().map(Segment::len).sum::<u32>())
+                .sum::<u32>(),
             old_segments.iter().map(Segment::len).sum::<u32>()
         );
         for product in products {
@@ -366,7 +440,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             segments.sort_unstable();
             let uses = old_uses
                 .iter()
-                .filter(|u| segments.iter().any(|s| u.first >= s.start && u.first < s.end))
+                .filter(|u| {
+                    segments
+                        .iter()
+                        .any(|s| u.first >= s.start && u.first < s.end)
+                })
                 .copied()
                 .collect();
             let piece = self.ctx.intervals.push(LiveInterval {

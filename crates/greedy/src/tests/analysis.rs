@@ -65,9 +65,23 @@ fn operand_points_follow_regalloc2_rules() {
     b.inst(b0, &[Operand::reg_def(a)]); // inst0
     b.inst(b0, &[Operand::reg_def(c)]); // inst1
     // inst2: d = a (reused) + c; c is not the reused input, so it lives to the Late point.
-    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a), Operand::reg_use(c)]);
+    b.inst(
+        b0,
+        &[
+            Operand::reg_reuse_def(d, 1),
+            Operand::reg_use(a),
+            Operand::reg_use(c),
+        ],
+    );
     // inst3: e fixed def in p2 with an early temp t.
-    b.inst(b0, &[Operand::reg_fixed_def(e, PReg::new(2, RegClass::Int)), Operand::reg_temp(t), Operand::reg_use(d)]);
+    b.inst(
+        b0,
+        &[
+            Operand::reg_fixed_def(e, PReg::new(2, RegClass::Int)),
+            Operand::reg_temp(t),
+            Operand::reg_use(d),
+        ],
+    );
     b.ret(b0, &[Operand::reg_use(e)]); // inst4
     let f = b.build().func;
     let an = analyse(&f).unwrap();
@@ -92,7 +106,9 @@ fn structural_errors_match_regalloc2() {
     b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
     b.jump(b1, b2, &[]);
     b.ret(b2, &[]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::CritEdge(p, s)) if p == b0 && s == b2));
+    assert!(
+        matches!(analyse(&b.build().func), Err(RegAllocError::CritEdge(p, s)) if p == b0 && s == b2)
+    );
 
     // A branch with operands into a merge block.
     let mut b = FuncBuilder::new();
@@ -103,7 +119,10 @@ fn structural_errors_match_regalloc2() {
     b.branch(b1, &[Operand::reg_use(v)], &[(b3, &[])]);
     b.jump(b2, b3, &[]);
     b.ret(b3, &[]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::DisallowedBranchArg(_))));
+    assert!(matches!(
+        analyse(&b.build().func),
+        Err(RegAllocError::DisallowedBranchArg(_))
+    ));
 
     // Branch-argument count mismatch.
     let mut b = FuncBuilder::new();
@@ -112,7 +131,10 @@ fn structural_errors_match_regalloc2() {
     b.set_params(b1, &[p]);
     b.jump(b0, b1, &[]);
     b.ret(b1, &[Operand::reg_use(p)]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::Branch(_))));
+    assert!(matches!(
+        analyse(&b.build().func),
+        Err(RegAllocError::Branch(_))
+    ));
 }
 
 #[test]
@@ -124,7 +146,10 @@ fn ssa_violations_are_errors() {
     b.inst(b0, &[Operand::reg_def(v)]);
     b.inst(b0, &[Operand::reg_def(v)]);
     b.ret(b0, &[Operand::reg_use(v)]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+    assert!(matches!(
+        analyse(&b.build().func),
+        Err(RegAllocError::SSA(..))
+    ));
 
     // Used before its def.
     let mut b = FuncBuilder::new();
@@ -133,7 +158,10 @@ fn ssa_violations_are_errors() {
     b.inst(b0, &[Operand::reg_use(v)]);
     b.inst(b0, &[Operand::reg_def(v)]);
     b.ret(b0, &[]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+    assert!(matches!(
+        analyse(&b.build().func),
+        Err(RegAllocError::SSA(..))
+    ));
 
     // Defined on one side of a diamond, used at the join.
     let mut b = FuncBuilder::new();
@@ -144,7 +172,10 @@ fn ssa_violations_are_errors() {
     b.jump(b1, b3, &[]);
     b.jump(b2, b3, &[]);
     b.ret(b3, &[Operand::reg_use(v)]);
-    assert!(matches!(analyse(&b.build().func), Err(RegAllocError::SSA(..))));
+    assert!(matches!(
+        analyse(&b.build().func),
+        Err(RegAllocError::SSA(..))
+    ));
 
     // A vreg index out of range.
     let mut b = FuncBuilder::new();

@@ -68,9 +68,15 @@ fn more_register_uses_than_registers_is_too_many_live_regs() {
     for &v in &vs {
         b.inst(b0, &[Operand::reg_def(v)]);
     }
-    b.inst(b0, &vs.iter().map(|&v| Operand::reg_use(v)).collect::<Vec<_>>());
+    b.inst(
+        b0,
+        &vs.iter().map(|&v| Operand::reg_use(v)).collect::<Vec<_>>(),
+    );
     b.ret(b0, &[]);
-    assert!(matches!(alloc_err(&b.build().func, &env(2, 0)), RegAllocError::TooManyLiveRegs));
+    assert!(matches!(
+        alloc_err(&b.build().func, &env(2, 0)),
+        RegAllocError::TooManyLiveRegs
+    ));
 }
 
 #[test]
@@ -81,9 +87,15 @@ fn two_values_fixed_to_one_register_is_an_error() {
     let p0 = PReg::new(0, RegClass::Int);
     b.inst(b0, &[Operand::reg_def(x)]);
     b.inst(b0, &[Operand::reg_def(y)]);
-    b.inst(b0, &[Operand::reg_fixed_use(x, p0), Operand::reg_fixed_use(y, p0)]);
+    b.inst(
+        b0,
+        &[Operand::reg_fixed_use(x, p0), Operand::reg_fixed_use(y, p0)],
+    );
     b.ret(b0, &[]);
-    assert!(matches!(alloc_err(&b.build().func, &env(4, 0)), RegAllocError::TooManyLiveRegs));
+    assert!(matches!(
+        alloc_err(&b.build().func, &env(4, 0)),
+        RegAllocError::TooManyLiveRegs
+    ));
 }
 
 /// Spilled values live in slots; their register uses get reloads, their defs stores.
@@ -108,21 +120,46 @@ fn spilling_under_pressure_reloads_and_stores() {
 #[test]
 fn operand_constraints_are_honoured() {
     let mut b = FuncBuilder::new();
-    b.spillslot_size(RegClass::Float, 2).allow_multiple_vreg_defs(true);
+    b.spillslot_size(RegClass::Float, 2)
+        .allow_multiple_vreg_defs(true);
     let b0 = b.block();
     let [a, c, d, s] = [0; 4].map(|_| b.vreg(RegClass::Int));
     let floats = b.vregs(RegClass::Float, 5);
     let p1 = PReg::new(1, RegClass::Int);
     b.inst(b0, &[Operand::reg_def(a)]);
-    b.inst(b0, &[Operand::reg_fixed_def(c, p1), Operand::reg_def_at_start(s)]);
-    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a), Operand::reg_use(c)]);
-    b.inst(b0, &[Operand::new(d, regalloc2::OperandConstraint::Stack, regalloc2::OperandKind::Use, regalloc2::OperandPos::Early)]);
+    b.inst(
+        b0,
+        &[Operand::reg_fixed_def(c, p1), Operand::reg_def_at_start(s)],
+    );
+    b.inst(
+        b0,
+        &[
+            Operand::reg_reuse_def(d, 1),
+            Operand::reg_use(a),
+            Operand::reg_use(c),
+        ],
+    );
+    b.inst(
+        b0,
+        &[Operand::new(
+            d,
+            regalloc2::OperandConstraint::Stack,
+            regalloc2::OperandKind::Use,
+            regalloc2::OperandPos::Early,
+        )],
+    );
     for &x in &floats {
         b.inst(b0, &[Operand::reg_def(x)]);
     }
     // Every float live at once in a single float register: four of them spill to
     // two-unit slots, which the structural check requires to be aligned and disjoint.
-    b.inst(b0, &floats.iter().map(|&x| Operand::any_use(x)).collect::<Vec<_>>());
+    b.inst(
+        b0,
+        &floats
+            .iter()
+            .map(|&x| Operand::any_use(x))
+            .collect::<Vec<_>>(),
+    );
     b.ret(b0, &[Operand::reg_use(d), Operand::reg_use(a)]);
     let f = b.build().func;
     let e = env_by_class([(3, 1), (1, 0), (1, 0)], 0);
@@ -153,14 +190,23 @@ fn debug_locations_cover_the_labelled_range() {
 #[test]
 fn same_input_same_output() {
     for seed in 0..40 {
-        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(seed, &ragreedy_testkit::fuzzgen::fuzz_options()) else {
+        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(
+            seed,
+            &ragreedy_testkit::fuzzgen::fuzz_options(),
+        ) else {
             continue;
         };
-        let e = ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
+        let e =
+            ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
         let a = crate::run(&f, &e, &crate::Options::default());
         let mut ctx = crate::Context::new();
         // A context that already allocated other functions must give the same answer.
-        let _ = crate::run_with_context(&f, &ragreedy_testkit::fuzzgen::machine_env(), &crate::Options::default(), &mut ctx);
+        let _ = crate::run_with_context(
+            &f,
+            &ragreedy_testkit::fuzzgen::machine_env(),
+            &crate::Options::default(),
+            &mut ctx,
+        );
         let b = crate::run_with_context(&f, &e, &crate::Options::default(), &mut ctx);
         match (a, b) {
             (Ok(a), Ok(b)) => {
@@ -176,12 +222,19 @@ fn same_input_same_output() {
 
 #[test]
 fn deferred_spilling_still_checks() {
-    let opts = crate::Options { deferred_spilling: true, ..Default::default() };
+    let opts = crate::Options {
+        deferred_spilling: true,
+        ..Default::default()
+    };
     for seed in 0..60 {
-        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(seed, &ragreedy_testkit::fuzzgen::small_env_options(4)) else {
+        let Some(f) = ragreedy_testkit::fuzzgen::func_from_seed(
+            seed,
+            &ragreedy_testkit::fuzzgen::small_env_options(4),
+        ) else {
             continue;
         };
-        let e = ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
+        let e =
+            ragreedy_testkit::fuzzgen::restrict_env(&ragreedy_testkit::fuzzgen::machine_env(), 4);
         if let Ok(out) = crate::run(&f, &e, &opts) {
             ragreedy_testkit::check::check_output(&f, &e, &out).unwrap();
         }
