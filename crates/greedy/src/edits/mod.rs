@@ -44,6 +44,10 @@ struct PendingMove {
     class: RegClass,
     from: Allocation,
     to: Allocation,
+    /// A copy of a value just defined into its home. It wins over a piece transition
+    /// into the same location: the piece that covers the def point never received the
+    /// value (the def went to a fixed or reload register).
+    def_copy: bool,
 }
 
 #[derive(Default)]
@@ -156,12 +160,24 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         from: Allocation,
         to: Allocation,
     ) {
+        self.push(point, prio, class, (from, to), false);
+    }
+
+    fn push(
+        &mut self,
+        point: ProgPoint,
+        prio: MovePrio,
+        class: RegClass,
+        (from, to): (Allocation, Allocation),
+        def_copy: bool,
+    ) {
         if from != to {
             self.ctx.moves.push(PendingMove {
                 key: ((point.to_index() as u64) << 8) | prio as u64,
                 class,
                 from,
                 to,
+                def_copy,
             });
         }
     }
@@ -179,12 +195,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // In the same parallel group as the piece transitions at the next instruction:
         // the home may be a register another piece leaves only at that point.
         if let Some(home) = self.loc(v, before(inst) + 2) {
-            self.push_move(
+            self.push(
                 ProgPoint::before(inst.next()),
                 MovePrio::Regular,
                 v.class(),
-                from,
-                home,
+                (from, home),
+                true,
             );
         }
     }
@@ -387,9 +403,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         while i < moves.len() {
             let (key, class) = (moves[i].key, moves[i].class);
             group.clear();
+            let start = i;
             while i < moves.len() && moves[i].key == key && moves[i].class == class {
-                group.push((moves[i].from, moves[i].to));
                 i += 1;
+            }
+            let same = &moves[start..i];
+            for m in same {
+                let shadowed = !m.def_copy && same.iter().any(|n| n.def_copy && n.to == m.to);
+                if !shadowed {
+                    group.push((m.from, m.to));
+                }
             }
             let point = ProgPoint::from_index((key >> 8) as u32);
             let points = self.points_around(point);
