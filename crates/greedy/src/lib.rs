@@ -46,6 +46,8 @@ pub struct Stats {
     pub spill_stores: usize,
     pub reloads: usize,
     pub spill_slots: usize,
+    /// Moves dropped because their destination already held the value.
+    pub redundant_moves_removed: usize,
 }
 
 /// Reusable allocator state: keeps its buffers across functions, one per thread, the way

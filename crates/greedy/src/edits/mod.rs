@@ -12,6 +12,7 @@
 //! instruction.
 
 pub(crate) mod parallel;
+mod redundant;
 
 use crate::Stats;
 use crate::analysis::Analyses;
@@ -62,6 +63,7 @@ pub(crate) struct EditsCtx {
     group: Vec<(Allocation, Allocation)>,
     resolved: Vec<(Allocation, Allocation)>,
     parallel: ParallelMoves,
+    redundant: redundant::RedundantMoves,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -82,6 +84,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.edge_moves(out)?;
         self.piece_transitions();
         self.resolve_moves(out)?;
+        self.stats.redundant_moves_removed = self.ctx.redundant.run(self.func, out);
+        self.count_moves(out);
         self.debug_locations(out);
         out.num_spillslots = self.g.slots.num_slots();
         self.stats.spill_slots = out.num_spillslots;
@@ -429,13 +433,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             ok &= !scratch.failed;
             for &(from, to) in &resolved {
                 out.edits.push((point, Edit::Move { from, to }));
-                let from_stack = is_stack_alloc(self.env, from);
-                let to_stack = is_stack_alloc(self.env, to);
-                match (from_stack, to_stack) {
-                    (false, true) => self.stats.spill_stores += 1,
-                    (true, false) => self.stats.reloads += 1,
-                    _ => self.stats.moves_inserted += 1,
-                }
             }
         }
         self.ctx.moves = moves;
@@ -446,6 +443,19 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             Ok(())
         } else {
             Err(RegAllocError::TooManyLiveRegs)
+        }
+    }
+
+    fn count_moves(&mut self, out: &Output) {
+        for (_, Edit::Move { from, to }) in &out.edits {
+            match (
+                is_stack_alloc(self.env, *from),
+                is_stack_alloc(self.env, *to),
+            ) {
+                (false, true) => self.stats.spill_stores += 1,
+                (true, false) => self.stats.reloads += 1,
+                _ => self.stats.moves_inserted += 1,
+            }
         }
     }
 

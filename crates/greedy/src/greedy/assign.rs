@@ -4,6 +4,7 @@
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
+use crate::analysis::intervals::point_inst;
 use regalloc2::{Function, OperandConstraint, PReg};
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
@@ -16,6 +17,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for u in &iv.uses {
             if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
                 hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+            }
+        }
+        // Other pieces of the same value: sharing their register saves the move between
+        // pieces, or lets a second reload of the value disappear.
+        let own = self
+            .an
+            .freq
+            .of(cfg.block_of(point_inst(iv.segments[0].start)));
+        for &piece in &self.ctx.vreg_pieces[iv.vreg.vreg()] {
+            if piece != id
+                && let Some(p) = self.ctx.intervals[piece].assigned
+            {
+                hints.push((p, own));
             }
         }
         for &(w, freq) in self.ctx.partners.of(iv.vreg) {

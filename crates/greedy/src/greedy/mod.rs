@@ -45,8 +45,8 @@ impl Partners {
 #[derive(Default)]
 pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
-    /// The `Main` pieces of each vreg (split products included; retired ones have no
-    /// segments).
+    /// The pieces of each vreg: `Main` ones (split products included; retired ones
+    /// have no segments) and reload pieces.
     pub vreg_pieces: Vec<Vec<IntervalId>>,
     /// First unit of each vreg's spill slot, `usize::MAX` if it has none.
     pub vreg_slot: Vec<usize>,

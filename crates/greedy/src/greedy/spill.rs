@@ -73,6 +73,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 });
                 debug!("{piece} ({vreg}): reload piece [{start}, {end}) for {inst:?}");
                 self.stats.intervals += 1;
+                self.ctx.vreg_pieces[vreg.vreg()].push(piece);
                 self.enqueue(piece);
             }
             i = j;

@@ -225,14 +225,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     // ----- Block splitting ------------------------------------------------------------
 
-    /// One piece per block segment with uses; segments without uses form the remainder,
-    /// which goes to the spiller.
+    /// One piece per block segment whose uses outnumber the copies that connect it
+    /// (LLVM's `shouldSplitSingleBlock` in spirit: a piece entered and left with a reload
+    /// and a store is only worth it for more uses than that); the other segments form
+    /// the remainder, which goes to the spiller.
     fn try_block_split(&mut self, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
         let mut products = Vec::new();
         let mut rest = Vec::new();
         for s in &iv.segments {
-            if Self::uses_in(iv, s) > 0 {
+            let insns = self.func.block_insns(self.block_of_point(s.start));
+            let connections = usize::from(s.start == 2 * insns.first().index() as u32)
+                + usize::from(s.end == 2 * insns.last().index() as u32 + 2);
+            let uses = Self::uses_in(iv, s);
+            if uses >= 2 && uses > connections {
                 products.push(Product {
                     segments: vec![*s],
                     stage: Stage::New,
@@ -242,7 +248,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 rest.push(*s);
             }
         }
-        if products.len() < 2 && rest.is_empty() {
+        if products.is_empty() || (products.len() < 2 && rest.is_empty()) {
             return false;
         }
         debug!(
@@ -318,6 +324,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let Some((uses, _, p, a, b)) = best else {
             return false;
         };
+        // A window around a single instruction is what spilling gives anyway.
+        if uses < 2 {
+            return false;
+        }
         let w = window_of(a, b);
         let before = Segment {
             start: seg.start,
