@@ -74,6 +74,9 @@ pub struct AllocResult {
     pub status: Status,
     /// Median wall time of the timed runs (only for `Ok`).
     pub time_ns: Option<u64>,
+    /// Whether regalloc2's checker ran (it is skipped above the size limit; the structural
+    /// rules always run).
+    pub checked: bool,
     pub cost: Option<CostRec>,
 }
 
@@ -172,13 +175,16 @@ impl Runner {
 
     /// Measure `case` with `allocators`. Allocators in `skip` are reported as skipped; an
     /// allocator whose untimed run takes longer than `budget` is added to `skip` (for the
-    /// cases after this one) but still measured here.
+    /// cases after this one) but still measured here. regalloc2's checker runs only on
+    /// functions of at most `check_limit` instructions: its state updates are superlinear
+    /// (minutes at 1M instructions); larger functions get the structural rules only.
     pub fn measure(
         &mut self,
         case: &Case,
         allocators: &[Allocator],
         reps: usize,
         budget: Duration,
+        check_limit: usize,
         skip: &mut Vec<Allocator>,
     ) -> FuncResult {
         use regalloc2::Function;
@@ -190,6 +196,7 @@ impl Runner {
                     allocator: a.name().into(),
                     status: Status::Skipped,
                     time_ns: None,
+                    checked: false,
                     cost: None,
                 });
                 continue;
@@ -221,7 +228,12 @@ impl Runner {
                         Allocator::Greedy => check::Strictness::Ours,
                         _ => check::Strictness::Baseline,
                     };
-                    match check::check_output_with(f, &case.env, &out, strictness) {
+                    let verdict = if f.num_insts() <= check_limit {
+                        check::check_output_with(f, &case.env, &out, strictness)
+                    } else {
+                        check::check_structure(f, &case.env, &out, strictness)
+                    };
+                    match verdict {
                         Ok(()) => (Status::Ok, Some(cost::cost(f, &case.env, &out).into())),
                         Err(e) => (Status::CheckerFailure(short(&e)), None),
                     }
@@ -231,6 +243,7 @@ impl Runner {
                 allocator: a.name().into(),
                 status,
                 time_ns: None,
+                checked: f.num_insts() <= check_limit,
                 cost,
             });
         }

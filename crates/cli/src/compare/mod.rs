@@ -63,6 +63,10 @@ pub struct CompareArgs {
     /// (larger) functions of the corpus.
     #[arg(long, default_value_t = 60.0)]
     pub budget_secs: f64,
+    /// Largest function (instructions) that regalloc2's checker verifies; larger ones get
+    /// testkit's structural rules only (the checker takes minutes at 1M instructions).
+    #[arg(long, default_value_t = 300_000)]
+    pub check_max_insts: usize,
 }
 
 /// Which corpus, parsed from `--corpus`.
@@ -165,7 +169,14 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
             for n in sizes {
                 pb.set_message(format!("{n} insts"));
                 let case = corpora::scale_case(n, args.regs);
-                functions.push(runner.measure(&case, &allocators, args.reps, budget, &mut skip));
+                functions.push(runner.measure(
+                    &case,
+                    &allocators,
+                    args.reps,
+                    budget,
+                    args.check_max_insts,
+                    &mut skip,
+                ));
                 pb.inc(1);
             }
             pb.finish_and_clear();
@@ -193,11 +204,29 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
             let pb = progress_bar(cases.len() as u64, &name);
             for case in &cases {
                 pb.set_message(case.name.clone());
-                functions.push(runner.measure(case, &allocators, args.reps, budget, &mut skip));
+                functions.push(runner.measure(
+                    case,
+                    &allocators,
+                    args.reps,
+                    budget,
+                    args.check_max_insts,
+                    &mut skip,
+                ));
                 pb.inc(1);
             }
             pb.finish_and_clear();
         }
+    }
+    let unchecked = functions
+        .iter()
+        .filter(|f| f.insts > args.check_max_insts)
+        .count();
+    if unchecked > 0 {
+        problems.push(format!(
+            "{unchecked} function(s) above {} instructions verified with the structural rules \
+             only: regalloc2's checker is superlinear (minutes at 1M instructions)",
+            args.check_max_insts
+        ));
     }
     let summaries = summarize(&functions, &allocators);
     Ok(CorpusResult {

@@ -20,6 +20,18 @@ fn color(a: Allocator) -> RGBColor {
     }
 }
 
+/// Axis numbers without noise: 1k / 10k / 1M for sizes, up to 3 significant digits else.
+fn short_num(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{}k", x / 1e3)
+    } else {
+        let s = format!("{x:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -63,10 +75,11 @@ pub fn scale_times(path: &Path, r: &CorpusResult, allocators: &[Allocator]) -> R
         .map_err(err)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
         .x_desc("instructions")
         .y_desc("median time (ms)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y}"))
+        .x_label_formatter(&|x| short_num(*x))
+        .y_label_formatter(&|y| short_num(*y))
         .draw()
         .map_err(err)?;
     for &a in allocators {
@@ -100,8 +113,10 @@ pub fn cost_ratio_distribution(
     corpora: &[&CorpusResult],
     allocators: &[Allocator],
 ) -> Res {
+    // (label, colour, corpus index for the line style, sorted points)
+    type Series = (String, RGBColor, usize, Vec<(f64, f64)>);
     let dashes = [0usize, 1, 2];
-    let mut series: Vec<(String, RGBColor, usize, Vec<(f64, f64)>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     for (ci, r) in corpora.iter().enumerate() {
         for &a in allocators.iter().filter(|&&a| a != Allocator::Ion) {
             let mut v: Vec<f64> = r
@@ -149,9 +164,10 @@ pub fn cost_ratio_distribution(
         .map_err(err)?;
     chart
         .configure_mesh()
+        .light_line_style(TRANSPARENT)
         .x_desc("fraction of functions")
         .y_desc("(cost + 1) / (ion cost + 1)")
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        .y_label_formatter(&|y| short_num(*y))
         .draw()
         .map_err(err)?;
     chart
@@ -213,8 +229,9 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
         .iter()
         .flat_map(|p| others.iter().filter_map(|&a| speed_ratio(p, a)))
         .collect();
-    let lo = ratios.iter().copied().fold(1.0f64, f64::min).min(0.9) - 0.05;
-    let hi = ratios.iter().copied().fold(1.0f64, f64::max).max(1.1) + 0.05;
+    // Log scale: fastalloc's ratios reach several times ion's, greedy's stay near 1.
+    let lo = ratios.iter().copied().fold(1.0f64, f64::min).min(0.9) / 1.1;
+    let hi = ratios.iter().copied().fold(1.0f64, f64::max).max(1.1) * 1.1;
     let n = rows.len();
     let height = 80 + 22 * n as u32;
     let root = SVGBackend::new(path, (760, height)).into_drawing_area();
@@ -228,7 +245,7 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(130)
-        .build_cartesian_2d(lo..hi, -0.5f64..(n as f64 - 0.5))
+        .build_cartesian_2d((lo..hi).log_scale(), -0.5f64..(n as f64 - 0.5))
         .map_err(err)?;
     let names2 = names.clone();
     chart
@@ -237,13 +254,16 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
         .y_labels(n + 1)
         .y_label_formatter(&move |y| {
             let i = y.round();
+            // Row i (from the top) is drawn at y = n - 1 - i.
             if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names2.len() {
-                names2[i as usize].clone()
+                names2[names2.len() - 1 - i as usize].clone()
             } else {
                 String::new()
             }
         })
-        .x_desc("time ratio vs ion")
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|x| short_num(*x))
+        .x_desc("time ratio vs ion (log scale)")
         .draw()
         .map_err(err)?;
     let k = others.len() as f64;
@@ -254,7 +274,7 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
             .enumerate()
             .filter_map(|(i, p)| {
                 let r = speed_ratio(p, a)?;
-                let y0 = i as f64 - 0.4 + 0.8 * j as f64 / k;
+                let y0 = (n - 1 - i) as f64 - 0.4 + 0.8 * j as f64 / k;
                 let y1 = y0 + 0.8 / k;
                 Some(Rectangle::new(
                     [(1.0f64.min(r), y0), (1.0f64.max(r), y1)],
