@@ -57,6 +57,8 @@ struct Tally {
     compared: usize,
     ours_cost: u64,
     ion_cost: u64,
+    /// (ratio, seed) of the functions where ours costs most relative to ion.
+    worst: Vec<(f64, u64)>,
 }
 
 pub fn main(args: StressArgs) -> i32 {
@@ -87,12 +89,23 @@ pub fn main(args: StressArgs) -> i32 {
                 } else {
                     opts
                 };
-                let Some(func) = fuzzgen::func_from_seed(s, &opts) else { continue };
+                let Some(func) = fuzzgen::func_from_seed(s, &opts) else {
+                    continue;
+                };
                 let env = match args.regs {
                     Some(k) => fuzzgen::restrict_env(&fuzzgen::machine_env(), k),
                     None => fuzzgen::machine_env(),
                 };
-                one(&args, &mut tally, &mut ctx, &options, s, &func, &env, &|| format!("{func:?}"));
+                one(
+                    &args,
+                    &mut tally,
+                    &mut ctx,
+                    &options,
+                    s,
+                    &func,
+                    &env,
+                    &|| format!("{func:?}"),
+                );
             }
             Generator::CraneliftLike => {
                 let func = cranelift_like::from_seed(s);
@@ -100,7 +113,16 @@ pub fn main(args: StressArgs) -> i32 {
                     Some(k) => cranelift_like::x64_env_k(k),
                     None => cranelift_like::x64_env(),
                 };
-                one(&args, &mut tally, &mut ctx, &options, s, &func, &env, &|| format!("{func:?}"));
+                one(
+                    &args,
+                    &mut tally,
+                    &mut ctx,
+                    &options,
+                    s,
+                    &func,
+                    &env,
+                    &|| format!("{func:?}"),
+                );
             }
         }
     }
@@ -113,13 +135,18 @@ pub fn main(args: StressArgs) -> i32 {
             tally.ion_cost,
             tally.compared
         );
+        let worst: Vec<String> = tally.worst.iter().map(|(r, s)| format!("seed {s} ({r:.2})")).collect();
+        println!("worst against ion: {}", worst.join(", "));
     }
     println!(
         "{} functions, {} checker failures, {} errors (ion errors: {})",
         tally.functions, tally.checker_failures, tally.errors, tally.ion_errors
     );
     if tally.errors_where_ion_allocates > 0 {
-        println!("{} errors where ion allocates", tally.errors_where_ion_allocates);
+        println!(
+            "{} errors where ion allocates",
+            tally.errors_where_ion_allocates
+        );
     }
     i32::from(tally.checker_failures > 0 || tally.errors_where_ion_allocates > 0)
 }
@@ -172,7 +199,11 @@ fn one<F: Function>(
                 if let Ok(Ok(ion_out)) = &ion {
                     let ours = cost::cost(func, env, &out).weighted;
                     let theirs = cost::cost(func, env, ion_out).weighted;
-                    tally.log_cost_ratio += ((ours as f64 + 1.0) / (theirs as f64 + 1.0)).ln();
+                    let ratio = (ours as f64 + 1.0) / (theirs as f64 + 1.0);
+                    tally.log_cost_ratio += ratio.ln();
+                    tally.worst.push((ratio, seed));
+                    tally.worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+                    tally.worst.truncate(5);
                     tally.compared += 1;
                     tally.ours_cost += ours;
                     tally.ion_cost += theirs;
@@ -202,7 +233,9 @@ fn one<F: Function>(
         let text = format!(
             "# ragreedy stress --gen {:?} --seed {seed} --count 1{}\n# {msg}\n{}",
             args.generator,
-            args.regs.map(|k| format!(" --regs {k}")).unwrap_or_default(),
+            args.regs
+                .map(|k| format!(" --regs {k}"))
+                .unwrap_or_default(),
             listing()
         );
         let _ = std::fs::write(&path, text);

@@ -59,6 +59,10 @@ pub(crate) struct EditsCtx {
     pieces: Vec<(u32, u32, Allocation)>,
     raw_pieces: Vec<(u32, u32, u32, Allocation)>,
     reloads: HashMap<(u32, u32, bool), PReg>,
+    /// Per vreg: its spill slot, if it has one and the slot is written right after the
+    /// def (so it holds the value wherever the value is live, SSA making the def
+    /// dominate every such point); moves into such a slot are redundant.
+    stored_at_def: Vec<Option<Allocation>>,
     moves: Vec<PendingMove>,
     group: Vec<(Allocation, Allocation)>,
     resolved: Vec<(Allocation, Allocation)>,
@@ -81,6 +85,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.collect_reloads();
         self.ctx.moves.clear();
         self.operand_allocations(out)?;
+        self.stores_at_def(out);
         self.edge_moves(out)?;
         self.piece_transitions();
         self.resolve_moves(out)?;
@@ -343,7 +348,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 for &v in &self.an.live.livein[s] {
                     let from = self.loc_at_end(out, pred, v).ok_or(MISSING)?;
                     let to = self.loc(v, start).ok_or(MISSING)?;
-                    self.push_move(point, prio, v.class(), from, to);
+                    if !self.slot_holds(v, to) {
+                        self.push_move(point, prio, v.class(), from, to);
+                    }
                 }
                 let params = f.block_params(succ);
                 if params.is_empty() {
@@ -359,12 +366,84 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     let Some(to) = self.loc(param, start) else {
                         continue;
                     };
+                    // Never skipped: this move is the parameter's definition.
                     let from = self.loc_at_end(out, pred, arg).ok_or(MISSING)?;
                     self.push_move(point, prio, param.class(), from, to);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Is `to` the slot of `v`, already holding it since its def?
+    fn slot_holds(&self, v: VReg, to: Allocation) -> bool {
+        self.ctx.stored_at_def[v.vreg()] == Some(to)
+    }
+
+    /// Spill-at-def: a vreg with a spill slot gets it written right after its def, so
+    /// later moves into the slot can be dropped. Only where the def point allows it: a
+    /// def on a terminator has no room after it, so such a vreg keeps its moves.
+    fn stores_at_def(&mut self, out: &Output) {
+        let nv = self.func.num_vregs();
+        self.ctx.stored_at_def.clear();
+        self.ctx.stored_at_def.resize(nv, None);
+        for v in 0..nv {
+            let base = self.g.vreg_slot[v];
+            let Some(class) = self.an.live.class[v] else {
+                continue;
+            };
+            if base == usize::MAX {
+                continue;
+            }
+            let vreg = VReg::new(v, class);
+            let slot = Allocation::stack(self.g.slots.name(class, base));
+            if let Some(inst) = self.an.live.def_inst(vreg) {
+                if self.is_terminator(inst) {
+                    continue;
+                }
+                let Some(site) = self
+                    .an
+                    .intervals
+                    .uses_of(vreg)
+                    .iter()
+                    .find(|u| u.inst == inst && u.is_def())
+                else {
+                    continue;
+                };
+                let written =
+                    out.allocs[out.inst_alloc_offsets[inst.index()] as usize + site.slot as usize];
+                let home = self.loc(vreg, before(inst) + 2);
+                // Same group as the copy home and the piece transitions after the def; an
+                // identical copy home is merged with it, a transition into the slot from a
+                // piece that never got the value is shadowed by it.
+                if written != slot && home.is_some() {
+                    self.push(
+                        ProgPoint::before(inst.next()),
+                        MovePrio::Regular,
+                        class,
+                        (written, slot),
+                        true,
+                    );
+                }
+            } else {
+                let block = self.an.live.def_block[v];
+                if !block.is_valid() {
+                    continue;
+                }
+                let first = self.func.block_insns(block).first();
+                match self.loc(vreg, before(first)) {
+                    Some(home) if home != slot => self.push_move(
+                        ProgPoint::before(first),
+                        MovePrio::Regular,
+                        class,
+                        home,
+                        slot,
+                    ),
+                    _ => {}
+                }
+            }
+            self.ctx.stored_at_def[v] = Some(slot);
+        }
     }
 
     /// Moves between consecutive pieces of one value inside a block.
@@ -384,6 +463,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
                 debug_assert!(start % 2 == 0, "piece boundary inside an instruction");
                 let class = self.an.live.class[v].unwrap_or(RegClass::Int);
+                if self.ctx.stored_at_def[v] == Some(to) {
+                    continue;
+                }
                 self.push_move(
                     ProgPoint::before(point_inst(start)),
                     MovePrio::Regular,
