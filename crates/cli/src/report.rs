@@ -194,8 +194,8 @@ fn page(
         (
             "cranelift",
             "The regalloc2 inputs Cranelift 0.135 produces for the programs of `bench-programs/` \
-             (x64 SysV environment, the file's own Cranelift settings), captured with the jit \
-             crate's dump hook.",
+             (x64 SysV environment, the file's own Cranelift settings): the committed dump \
+             `bench-programs/dump/` written by `ragreedy dump` (embedded in the binary).",
         ),
         (
             "fuzz",
@@ -259,11 +259,13 @@ fn page(
         let _ = writeln!(
             w,
             "Each bench program JIT-compiled with each allocator (file settings as in \
-             `ragreedy run`, so mostly `opt_level=none`), its last `; run:` line checked, then \
-             called in samples of at least 20 ms (calls per sample calibrated once per \
-             program), samples interleaved across allocators, median of {} samples. The time \
-             includes the jit crate's trampoline (argument marshalling), the same for every \
-             allocator, so small functions' ratios are pulled toward 1.0.\n",
+             `ragreedy run`, so mostly `opt_level=none`); its last `; run:` line is checked, \
+             then its entry function is called with the timing argument of \
+             `bench-programs/README.md` (tens to hundreds of ms per call; the result must equal \
+             ion's) in samples of at least 20 ms (calls per sample calibrated once per \
+             program), samples interleaved across allocators, median of {} samples. The jit \
+             crate's trampoline (argument marshalling) is inside the timed call, the same for \
+             every allocator and negligible at these call lengths.\n",
             args.reps.max(5)
         );
         let _ = writeln!(w, "![code speed](img/code-speed.svg)\n");

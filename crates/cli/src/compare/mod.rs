@@ -339,8 +339,8 @@ fn fmt_ratio(r: Option<f64>) -> String {
 }
 
 pub fn fmt_time(ns: u64) -> String {
-    if ns >= 10_000_000_000 {
-        format!("{:.1} s", ns as f64 / 1e9)
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
     } else if ns >= 1_000_000 {
         format!("{:.1} ms", ns as f64 / 1e6)
     } else {
