@@ -197,8 +197,15 @@ fn one<F: Function>(
         Ok(Ok(out)) => match check::check_output(func, env, &out) {
             Ok(()) => {
                 if let Ok(Ok(ion_out)) = &ion {
-                    let ours = cost::cost(func, env, &out).weighted;
-                    let theirs = cost::cost(func, env, ion_out).weighted;
+                    let (ours_full, theirs_full) = (cost::cost(func, env, &out), cost::cost(func, env, ion_out));
+                    if args.count == 1 {
+                        println!("ours: {ours_full:?}\nion:  {theirs_full:?}");
+                        if args.verbose {
+                            println!("{}", ragreedy_testkit::builder::listing_with_output(func, &out));
+                            println!("ion:\n{}", ragreedy_testkit::builder::listing_with_output(func, ion_out));
+                        }
+                    }
+                    let (ours, theirs) = (ours_full.weighted, theirs_full.weighted);
                     let ratio = (ours as f64 + 1.0) / (theirs as f64 + 1.0);
                     tally.log_cost_ratio += ratio.ln();
                     tally.worst.push((ratio, seed));

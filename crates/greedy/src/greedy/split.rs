@@ -195,57 +195,95 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .filter(|&k| label[k])
             .map(|k| iv.segments[k])
             .collect();
-        let in_mem: Vec<Segment> = (0..n)
-            .filter(|&k| !label[k])
-            .map(|k| iv.segments[k])
-            .collect();
+        // Blocks left on the stack keep a local piece around their uses, as LLVM's
+        // region split leaves use blocks to the local splitter.
+        let mut in_mem = Vec::new();
+        let mut local_pieces = Vec::new();
+        for k in (0..n).filter(|&k| !label[k]) {
+            match Self::carve_uses(iv, iv.segments[k], &mut in_mem) {
+                Some(piece) => local_pieces.push(piece),
+                None => in_mem.push(iv.segments[k]),
+            }
+        }
         debug!(
             "{id} ({}): region split around {p}: {} of {n} block segments in the register, cost {cost} vs spill {spill_all}",
             iv.vreg,
             in_reg.len()
         );
         self.stats.region_splits += 1;
-        self.split_into(
-            id,
-            vec![
-                Product {
-                    segments: in_reg,
-                    stage: Stage::Spill,
-                    assign: Some(p),
-                },
-                Product {
-                    segments: in_mem,
-                    stage: Stage::Spill,
-                    assign: None,
-                },
-            ],
-        );
+        let mut products = vec![
+            Product {
+                segments: in_reg,
+                stage: Stage::Spill,
+                assign: Some(p),
+            },
+            Product {
+                segments: in_mem,
+                stage: Stage::Spill,
+                assign: None,
+            },
+        ];
+        products.extend(local_pieces.into_iter().map(|piece| Product {
+            segments: vec![piece],
+            stage: Stage::New,
+            assign: None,
+        }));
+        self.split_into(id, products);
         true
+    }
+
+    /// The part of block segment `s` from its first to its last use instruction, if it
+    /// holds at least two of them; the rest of `s` goes to `rest`. Boundaries fall on
+    /// instruction boundaries (or on `s`'s own ends).
+    fn carve_uses(iv: &LiveInterval, s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
+        let mut insts = iv
+            .uses
+            .iter()
+            .filter(|u| u.first >= s.start && u.first < s.end)
+            .map(|u| u.inst.index() as u32);
+        let first = insts.next()?;
+        let last = insts.max()?;
+        if last == first {
+            return None;
+        }
+        let piece = Segment {
+            start: (2 * first).max(s.start),
+            end: (2 * last + 2).min(s.end),
+        };
+        if s.start < piece.start {
+            rest.push(Segment {
+                start: s.start,
+                end: piece.start,
+            });
+        }
+        if piece.end < s.end {
+            rest.push(Segment {
+                start: piece.end,
+                end: s.end,
+            });
+        }
+        Some(piece)
     }
 
     // ----- Block splitting ------------------------------------------------------------
 
-    /// One piece per block segment whose uses outnumber the copies that connect it
-    /// (LLVM's `shouldSplitSingleBlock` in spirit: a piece entered and left with a reload
-    /// and a store is only worth it for more uses than that); the other segments form
-    /// the remainder, which goes to the spiller.
+    /// One local piece per block, from the first to the last of its use instructions,
+    /// where there are at least two (LLVM's `shouldSplitSingleBlock` in spirit: a single
+    /// use is served as well by a reload); everything else forms the remainder, which goes
+    /// to the spiller. With the slot written at the def, entering a piece costs a reload
+    /// and leaving it nothing.
     fn try_block_split(&mut self, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
         let mut products = Vec::new();
         let mut rest = Vec::new();
-        for s in &iv.segments {
-            let insns = self.func.block_insns(self.block_of_point(s.start));
-            let connections = usize::from(s.start == 2 * insns.first().index() as u32)
-                + usize::from(s.end == 2 * insns.last().index() as u32 + 2);
-            let uses = Self::uses_in(iv, s);
-            if uses >= 2 && uses > connections {
-                products.push(Product {
-                    segments: vec![*s],
+        for &s in &iv.segments {
+            match Self::carve_uses(iv, s, &mut rest) {
+                Some(piece) => products.push(Product {
+                    segments: vec![piece],
                     stage: Stage::New,
                     assign: None,
-                });
-            } else {
-                rest.push(*s);
+                }),
+                None => rest.push(s),
             }
         }
         if products.is_empty() || (products.len() < 2 && rest.is_empty()) {
