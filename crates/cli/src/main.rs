@@ -9,7 +9,10 @@ mod stress;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "ragreedy", about = "LLVM-greedy-style register allocator for regalloc2 clients")]
+#[command(
+    name = "ragreedy",
+    about = "LLVM-greedy-style register allocator for regalloc2 clients"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -135,7 +135,11 @@ pub fn main(args: StressArgs) -> i32 {
             tally.ion_cost,
             tally.compared
         );
-        let worst: Vec<String> = tally.worst.iter().map(|(r, s)| format!("seed {s} ({r:.2})")).collect();
+        let worst: Vec<String> = tally
+            .worst
+            .iter()
+            .map(|(r, s)| format!("seed {s} ({r:.2})"))
+            .collect();
         println!("worst against ion: {}", worst.join(", "));
     }
     println!(
@@ -197,12 +201,19 @@ fn one<F: Function>(
         Ok(Ok(out)) => match check::check_output(func, env, &out) {
             Ok(()) => {
                 if let Ok(Ok(ion_out)) = &ion {
-                    let (ours_full, theirs_full) = (cost::cost(func, env, &out), cost::cost(func, env, ion_out));
+                    let (ours_full, theirs_full) =
+                        (cost::cost(func, env, &out), cost::cost(func, env, ion_out));
                     if args.count == 1 {
                         println!("ours: {ours_full:?}\nion:  {theirs_full:?}");
                         if args.verbose {
-                            println!("{}", ragreedy_testkit::builder::listing_with_output(func, &out));
-                            println!("ion:\n{}", ragreedy_testkit::builder::listing_with_output(func, ion_out));
+                            println!(
+                                "{}",
+                                ragreedy_testkit::builder::listing_with_output(func, &out)
+                            );
+                            println!(
+                                "ion:\n{}",
+                                ragreedy_testkit::builder::listing_with_output(func, ion_out)
+                            );
                         }
                     }
                     let (ours, theirs) = (ours_full.weighted, theirs_full.weighted);
