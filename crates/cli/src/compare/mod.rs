@@ -571,7 +571,8 @@ pub fn speed_summary_lines(
         .collect()
 }
 
-/// Entry point. Exit code 1 when any allocator failed the checker (or a program failed).
+/// Entry point. Exit code 1 when greedy failed the checker (or, with `--run`, any program
+/// failed).
 pub fn main(args: CompareArgs) -> i32 {
     // Panics are caught and reported per function; keep the default hook quiet.
     std::panic::set_hook(Box::new(|_| {}));
@@ -644,9 +645,11 @@ pub fn main(args: CompareArgs) -> i32 {
         }
         lines.iter().for_each(|l| println!("{l}"));
     }
+    // Only greedy's failures fail the command: fastalloc's known `debug_locations` quirks
+    // (testkit structural rules) are reported, not ours to fix.
     let failed = r
         .summaries
         .iter()
-        .any(|s| s.checker_failures > 0 && s.allocator != "ion");
+        .any(|s| s.checker_failures > 0 && s.allocator == "greedy");
     i32::from(failed)
 }
