@@ -25,7 +25,7 @@ impl InterferenceMatrix {
 
     pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
-        for s in &iv.segments {
+        for s in merged(&iv.segments) {
             let prev = u.insert(s.start, (s.end, id));
             debug_assert!(prev.is_none(), "{id} overlaps on {preg}");
         }
@@ -33,7 +33,7 @@ impl InterferenceMatrix {
 
     pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
-        for s in &iv.segments {
+        for s in merged(&iv.segments) {
             u.remove(&s.start);
         }
     }
@@ -51,7 +51,7 @@ impl InterferenceMatrix {
         if u.is_empty() {
             return;
         }
-        for s in segments {
+        for s in merged(segments) {
             for (_, &(end, id)) in u.range(..s.end).rev() {
                 if end <= s.start {
                     break;
@@ -68,7 +68,7 @@ impl InterferenceMatrix {
 
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
         let u = &self.unions[preg.index()];
-        segments.iter().all(|s| {
+        merged(segments).all(|s| {
             u.range(..s.end)
                 .next_back()
                 .is_none_or(|(_, &(end, _))| end <= s.start)
@@ -85,6 +85,22 @@ impl InterferenceMatrix {
     }
 }
 
+/// `segments` with touching neighbours joined. A value live through consecutive blocks
+/// has one segment per block; joined, a register probe walks one range per stretch of
+/// blocks instead of one per block.
+pub(crate) fn merged(segments: &[Segment]) -> impl Iterator<Item = Segment> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let mut s = *segments.get(i)?;
+        i += 1;
+        while let Some(next) = segments.get(i).filter(|n| n.start == s.end) {
+            s.end = next.end;
+            i += 1;
+        }
+        Some(s)
+    })
+}
+
 /// Does a fixed reservation on this register, owned by another value (or a clobber),
 /// overlap `segments`?
 pub(crate) fn fixed_conflict(
@@ -95,7 +111,7 @@ pub(crate) fn fixed_conflict(
     if reservations.is_empty() {
         return false;
     }
-    segments.iter().any(|s| {
+    merged(segments).any(|s| {
         let i = reservations.partition_point(|r| r.end <= s.start);
         reservations[i..]
             .iter()
