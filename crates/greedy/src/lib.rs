@@ -48,6 +48,8 @@ pub struct Stats {
     pub spill_slots: usize,
     /// Moves dropped because their destination already held the value.
     pub redundant_moves_removed: usize,
+    /// Spilled values laid out in shared spill slots (`spill_slots` counts the units).
+    pub shared_slot_values: usize,
 }
 
 /// Reusable allocator state: keeps its buffers across functions, one per thread, the way

@@ -392,7 +392,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             let Some(class) = self.an.live.class[v] else {
                 continue;
             };
-            if base == usize::MAX {
+            if base == crate::greedy::NO_SLOT {
                 continue;
             }
             let vreg = VReg::new(v, class);

@@ -3,8 +3,8 @@
 //! instruction (a reload before it for uses, a store after it for defs). Operands that
 //! accept the stack use the slot directly.
 
-use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use super::{Allocator, NEEDS_SLOT, NO_SLOT};
 use crate::analysis::intervals::{Segment, UseSite, before};
 use log::debug;
 use regalloc2::{Function, OperandConstraint, OperandKind};
@@ -12,8 +12,10 @@ use regalloc2::{Function, OperandConstraint, OperandKind};
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill(&mut self, id: IntervalId) {
         let vreg = self.ctx.intervals[id].vreg;
-        if self.ctx.vreg_slot[vreg.vreg()] == usize::MAX {
-            self.ctx.vreg_slot[vreg.vreg()] = self.ctx.slots.alloc(self.func, vreg.class());
+        // The slot itself is chosen after the main loop, shared among values whose live
+        // ranges do not overlap (`assign_spill_slots`).
+        if self.ctx.vreg_slot[vreg.vreg()] == NO_SLOT {
+            self.ctx.vreg_slot[vreg.vreg()] = NEEDS_SLOT;
         }
         {
             let iv = &mut self.ctx.intervals[id];
@@ -22,8 +24,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.stats.spills += 1;
         debug!(
-            "{id} ({vreg}): spilled to slot {}, weight {}",
-            self.ctx.vreg_slot[vreg.vreg()],
+            "{id} ({vreg}): spilled, weight {}",
             self.ctx.intervals[id].weight
         );
 

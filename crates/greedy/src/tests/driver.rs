@@ -240,3 +240,31 @@ fn deferred_spilling_still_checks() {
         }
     }
 }
+
+/// Two waves of values spilled under pressure, the second defined after the first died:
+/// the second wave reuses the first wave's slots.
+#[test]
+fn spilled_values_with_disjoint_lives_share_slots() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    for _ in 0..2 {
+        let vs = b.vregs(RegClass::Int, 5);
+        for &v in &vs {
+            b.inst(b0, &[Operand::reg_def(v)]);
+        }
+        for &v in vs.iter().rev() {
+            b.inst(b0, &[Operand::reg_use(v)]);
+        }
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    assert!(stats.shared_slot_values >= 6, "{stats:?}");
+    // One slot per spilled value without sharing.
+    assert!(
+        out.num_spillslots * 2 <= stats.shared_slot_values,
+        "{} slots for {} spilled values",
+        out.num_spillslots,
+        stats.shared_slot_values
+    );
+}
