@@ -139,11 +139,11 @@ fn fuzz_functions_with_splitting() {
     }
 }
 
-/// Known checker failures of the experimental splitting (off by default), kept as
-/// regression tests until fixed (issue 3): `ragreedy stress --split --count 1 --seed S
-/// --regs K` reproduces each. Run with `cargo test -- --ignored`.
+/// Checker failures the splitting once had (seed 3200 at 8 registers, 1295 and 1307 at
+/// 3): a piece covering a def point that never received the value (the def went to a
+/// reload register already equal to the next piece's) was copied into the next piece.
+/// `ragreedy stress --split --count 1 --seed S --regs K` reproduces each input.
 #[test]
-#[ignore = "splitting is experimental and off by default; these seeds still fail the checker with it"]
 fn splitting_known_failures() {
     let options = regalloc_greedy::Options {
         splitting: true,

@@ -180,7 +180,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         (from, to): (Allocation, Allocation),
         def_copy: bool,
     ) {
-        if from != to {
+        // A def copy that is a no-op still goes in: it shadows a stale transition into
+        // the same location (the resolver drops the self-move itself).
+        if from != to || def_copy {
             self.ctx.moves.push(PendingMove {
                 key: ((point.to_index() as u64) << 8) | prio as u64,
                 class,
