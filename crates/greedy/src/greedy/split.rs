@@ -127,6 +127,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         let spill_all: f32 = stack_cost.iter().sum();
+        let mut adj: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
+        for &(a, b, w) in &links {
+            adj[a].push((b, w));
+            adj[b].push((a, w));
+        }
 
         let mut best: Option<(f32, PReg, Vec<bool>)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
@@ -139,42 +144,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !free.iter().any(|&x| x) {
                 continue;
             }
-            let mut label = free.clone();
-            let total = |label: &[bool]| -> f32 {
-                let mut c = 0.0;
-                for k in 0..n {
-                    if !label[k] {
-                        c += stack_cost[k];
-                    } else {
-                        c += boundary[k];
-                    }
-                }
-                for &(a, b, w) in &links {
-                    if label[a] != label[b] {
-                        c += w;
-                    }
-                }
-                c
-            };
-            let mut cost = total(&label);
-            for _ in 0..MAX_REGION_PASSES {
-                let mut changed = false;
-                for k in 0..n {
-                    if !free[k] {
-                        continue;
-                    }
-                    label[k] = !label[k];
-                    let c = total(&label);
-                    if c < cost {
-                        cost = c;
-                        changed = true;
-                    } else {
-                        label[k] = !label[k];
-                    }
-                }
-                if !changed {
-                    break;
-                }
+            // Two starting points, the better result kept: "register wherever free", and
+            // "register only in free blocks with uses" (single flips cannot leave the
+            // first when a run of through blocks would all have to flip together).
+            let (mut cost, mut label) = descend(free.clone(), &free, &stack_cost, &boundary, &adj);
+            let with_uses: Vec<bool> = (0..n).map(|k| free[k] && stack_cost[k] > 0.0).collect();
+            let (cost2, label2) = descend(with_uses, &free, &stack_cost, &boundary, &adj);
+            if cost2 < cost {
+                (cost, label) = (cost2, label2);
             }
             let regs = label.iter().filter(|&&x| x).count();
             if regs == 0 || regs == n {
@@ -517,4 +494,54 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
     }
+}
+
+/// Bounded descent over the region labelling: flip single free segments while the total
+/// (stack cost of stack segments, boundary cost of register segments, weight of every
+/// link between differently labelled segments) drops. Each flip is costed from the
+/// segment's own links only, so a pass is linear in segments plus links.
+fn descend(
+    mut label: Vec<bool>,
+    free: &[bool],
+    stack_cost: &[f32],
+    boundary: &[f32],
+    adj: &[Vec<(usize, f32)>],
+) -> (f32, Vec<bool>) {
+    let n = label.len();
+    let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
+    for _ in 0..MAX_REGION_PASSES {
+        let mut changed = false;
+        for k in 0..n {
+            if !free[k] {
+                continue;
+            }
+            let (now, flipped) = (label[k], !label[k]);
+            let mut delta = own(k, flipped) - own(k, now);
+            for &(j, w) in &adj[k] {
+                if label[j] != now {
+                    delta -= w;
+                }
+                if label[j] != flipped {
+                    delta += w;
+                }
+            }
+            if delta < 0.0 {
+                label[k] = flipped;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut cost = 0.0;
+    for k in 0..n {
+        cost += own(k, label[k]);
+        for &(j, w) in &adj[k] {
+            if j > k && label[j] != label[k] {
+                cost += w;
+            }
+        }
+    }
+    (cost, label)
 }

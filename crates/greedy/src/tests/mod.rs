@@ -4,6 +4,7 @@
 mod analysis;
 mod driver;
 mod moves;
+mod split;
 
 use ragreedy_testkit::check::check_output;
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};

@@ -1,0 +1,140 @@
+//! The classic splitting cases, with `Options::splitting` on; every output goes through
+//! regalloc2's checker.
+
+use ragreedy_testkit::builder::{FuncBuilder, env};
+use ragreedy_testkit::check::check_output;
+use regalloc2::{Edit, Function, Operand, PReg, RegClass};
+
+fn alloc_split<F: Function>(f: &F, e: &regalloc2::MachineEnv) -> (regalloc2::Output, crate::Stats) {
+    let options = crate::Options {
+        splitting: true,
+        ..Default::default()
+    };
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, e, &options, &mut ctx).expect("allocates");
+    check_output(f, e, &out).expect("checker accepts");
+    (out, *ctx.stats())
+}
+
+/// `v` is used before and after a loop whose body keeps both registers busy: it keeps
+/// a register outside the loop and sits on the stack inside it (one store before, one
+/// reload after), instead of a reload at every use.
+#[test]
+fn value_live_across_a_busy_loop_is_region_split() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3, b4) = (b.block(), b.block(), b.block(), b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for _ in 0..4 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.jump(b0, b1, &[]);
+    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b1, &[Operand::reg_def(x)]);
+    b.inst(b1, &[Operand::reg_def(y)]);
+    for _ in 0..4 {
+        b.inst(b1, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    }
+    b.jump(b1, b2, &[]);
+    b.branch(b2, &[], &[(b3, &[]), (b4, &[])]);
+    b.jump(b3, b1, &[]);
+    for _ in 0..4 {
+        b.inst(b4, &[Operand::reg_use(v)]);
+    }
+    b.ret(b4, &[]);
+    let f = b.build().func;
+    let (out, stats) = alloc_split(&f, &env(2, 0));
+    assert!(stats.region_splits >= 1, "{stats:?}");
+    assert!(stats.reloads <= 2, "reloaded at uses: {stats:?}");
+    // Nothing moves inside the loop (blocks 1..=3).
+    let loop_insts = f.block_insns(b1).first().index()..=f.block_insns(b3).last().index();
+    for (point, Edit::Move { from, to }) in &out.edits {
+        assert!(
+            !loop_insts.contains(&point.inst().index()),
+            "move {from} -> {to} at {point:?} inside the loop"
+        );
+    }
+}
+
+/// One block: `v` is used at both ends, the middle is crowded with short busy values.
+/// Its uses at each end keep a register (local splits), the middle is spilled.
+#[test]
+fn long_range_with_a_crowded_middle_is_local_split() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for _ in 0..3 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    for _ in 0..4 {
+        let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+        b.inst(b0, &[Operand::reg_def(x)]);
+        b.inst(b0, &[Operand::reg_def(y)]);
+        b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    }
+    for _ in 0..3 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (_, stats) = alloc_split(&f, &env(2, 0));
+    assert!(stats.local_splits >= 1, "{stats:?}");
+    // Six uses of `v`, fewer reloads.
+    assert!(stats.reloads < 6, "{stats:?}");
+}
+
+/// A value whose uses are pinned to alternating fixed registers in one block gets an
+/// instruction split: a piece around each use, each hinted to its fixed register.
+#[test]
+fn uses_in_fixed_registers_get_instruction_splits() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let (p0, p1) = (PReg::new(0, RegClass::Int), PReg::new(1, RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for i in 0..6 {
+        let p = if i % 2 == 0 { p0 } else { p1 };
+        let t = b.vreg(RegClass::Int);
+        b.inst_clobbers(
+            b0,
+            &[Operand::reg_fixed_use(v, p), Operand::reg_fixed_def(t, p0)],
+            &[p1],
+        );
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (_, stats) = alloc_split(&f, &env(2, 0));
+    assert!(
+        stats.local_splits + stats.instruction_splits >= 1,
+        "{stats:?}"
+    );
+}
+
+/// One value used by hundreds of calls with alternating fixed argument registers and
+/// caller-saved clobbers (the shape of wasmtime#4291): allocation completes, the
+/// checker accepts, and the work stays proportional to the calls (intervals created).
+#[test]
+fn value_used_by_hundreds_of_calls_stays_linear() {
+    let calls = 600;
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let regs: Vec<PReg> = (0..4).map(|i| PReg::new(i, RegClass::Int)).collect();
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for i in 0..calls {
+        let r = b.vreg(RegClass::Int);
+        b.inst_clobbers(
+            b0,
+            &[
+                Operand::reg_fixed_use(v, regs[i % 2]),
+                Operand::reg_fixed_def(r, regs[0]),
+            ],
+            &regs[1..4],
+        );
+    }
+    b.ret(b0, &[Operand::reg_use(v)]);
+    let f = b.build().func;
+    let (_, stats) = alloc_split(&f, &env(4, 2));
+    assert!(stats.intervals < 20 * calls, "{stats:?}");
+}
