@@ -36,9 +36,9 @@ pub struct StressArgs {
     /// Print every failure's details, not only the first few.
     #[arg(long)]
     pub verbose: bool,
-    /// Turn on live-range splitting (experimental).
+    /// Turn off live-range splitting (on by default), to measure what it buys.
     #[arg(long)]
-    pub split: bool,
+    pub no_split: bool,
     /// Turn on deferred spilling.
     #[arg(long)]
     pub deferred_spilling: bool,
@@ -66,7 +66,7 @@ pub fn main(args: StressArgs) -> i32 {
     let mut seed = args.seed;
     let mut ctx = regalloc_greedy::Context::new();
     let options = regalloc_greedy::Options {
-        splitting: args.split,
+        splitting: !args.no_split,
         deferred_spilling: args.deferred_spilling,
     };
     // Panics are counted as failures; keep the default hook from flooding the output.

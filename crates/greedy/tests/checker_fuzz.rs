@@ -142,7 +142,7 @@ fn fuzz_functions_with_splitting() {
 /// Checker failures the splitting once had (seed 3200 at 8 registers, 1295 and 1307 at
 /// 3): a piece covering a def point that never received the value (the def went to a
 /// reload register already equal to the next piece's) was copied into the next piece.
-/// `ragreedy stress --split --count 1 --seed S --regs K` reproduces each input.
+/// `ragreedy stress --count 1 --seed S --regs K` reproduces each input.
 #[test]
 fn splitting_known_failures() {
     let options = regalloc_greedy::Options {
