@@ -13,12 +13,16 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
-use crate::analysis::intervals::{Segment, point_inst};
+use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
 
 /// Candidate registers examined per split attempt.
 const MAX_CANDIDATES: usize = 32;
+/// Block segments beyond which an interval is not region-split.
+const MAX_REGION_SEGMENTS: usize = 256;
+/// Use instructions beyond which an interval is not local-split.
+const MAX_LOCAL_SPLIT_USES: usize = 64;
 /// Improvement passes of the region labelling.
 const MAX_REGION_PASSES: usize = 8;
 /// Cost of a store or reload relative to a register move.
@@ -50,7 +54,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if local {
             self.try_local_split(id) || self.try_instruction_split(id)
         } else {
-            (iv.stage < Stage::Split2 && self.try_region_split(id)) || self.try_block_split(id)
+            // Region splitting probes every candidate register over every block segment;
+            // past a few hundred blocks that is most of the allocation time (LLVM guards
+            // the same spot with its huge-size-for-split limit), so block splitting alone.
+            (iv.stage < Stage::Split2
+                && iv.segments.len() <= MAX_REGION_SEGMENTS
+                && self.try_region_split(id))
+                || self.try_block_split(id)
         }
     }
 
@@ -62,11 +72,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.an.freq.of(self.block_of_point(p))
     }
 
+    /// The uses of `iv` whose first point lies in `s` (uses are sorted by instruction,
+    /// so two binary searches find them).
+    fn uses_range<'i>(iv: &'i LiveInterval, s: &Segment) -> &'i [UseSite] {
+        let lo = iv.uses.partition_point(|u| u.first < s.start);
+        let hi = iv.uses.partition_point(|u| u.first < s.end);
+        &iv.uses[lo..hi.max(lo)]
+    }
+
     fn uses_in(iv: &LiveInterval, s: &Segment) -> usize {
-        iv.uses
-            .iter()
-            .filter(|u| u.first >= s.start && u.first < s.end)
-            .count()
+        Self::uses_range(iv, s).len()
     }
 
     fn segment_free(&self, p: PReg, iv: &LiveInterval, s: Segment) -> bool {
@@ -109,19 +124,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if s.end == block_end {
                 for &succ in f.block_succs(b) {
                     let cost = MEMORY_COST * self.an.freq.of(b).min(self.an.freq.of(succ));
-                    match blocks.iter().position(|&x| x == succ) {
-                        Some(j)
-                            if iv.segments[j].start
-                                == 2 * f.block_insns(succ).first().index() as u32 =>
-                        {
-                            links.push((k, j, cost))
-                        }
-                        // The value flows to a block this interval does not cover: another
-                        // piece of the vreg, or a block param copy. Counted as memory.
-                        _ if self.an.live.livein[succ.index()].contains(&iv.vreg) => {
-                            boundary[k] += cost
-                        }
-                        _ => {}
+                    // Segments are sorted and each starts a block at most once: find the
+                    // successor's by binary search (a linear search here made region
+                    // splitting quadratic in the blocks a value lives through).
+                    let succ_start = 2 * f.block_insns(succ).first().index() as u32;
+                    if let Ok(j) = iv.segments.binary_search_by_key(&succ_start, |s| s.start) {
+                        links.push((k, j, cost));
+                    } else if self
+                        .an
+                        .intervals
+                        .segments_of(iv.vreg)
+                        .binary_search_by_key(&succ_start, |s| s.start)
+                        .is_ok()
+                    {
+                        // The value flows on to a block this interval does not cover
+                        // (another piece of the vreg): counted as memory.
+                        boundary[k] += cost;
                     }
                 }
             }
@@ -213,8 +231,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// holds at least two of them; the rest of `s` goes to `rest`. Boundaries fall on
     /// instruction boundaries (or on `s`'s own ends).
     fn carve_uses(iv: &LiveInterval, s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
-        let mut insts = iv
-            .uses
+        let mut insts = Self::uses_range(iv, &s)
             .iter()
             .filter(|u| u.first >= s.start && u.first < s.end)
             .map(|u| u.inst.index() as u32);
@@ -303,7 +320,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .map(|u| u.inst.index() as u32)
             .collect();
         insts.dedup();
-        if insts.len() < 2 {
+        // Each local split leaves fewer uses per product, but a block with thousands of
+        // uses of one value would still take thousands of rounds over every candidate:
+        // past this size the value is left to the spiller (bounded work per interval).
+        if insts.len() < 2 || insts.len() > MAX_LOCAL_SPLIT_USES {
             return false;
         }
         let window_of = |a: usize, b: usize| Segment {
@@ -456,22 +476,30 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .sum::<u32>(),
             old_segments.iter().map(Segment::len).sum::<u32>()
         );
-        for product in products {
-            let mut segments = product.segments;
-            segments.retain(|s| s.start < s.end);
+        // Each use goes to the product whose segment holds its first point: one sorted
+        // table of (segment, product) and a binary search per use.
+        let mut products = products;
+        let mut owner: Vec<(Segment, usize)> = Vec::new();
+        for (k, product) in products.iter_mut().enumerate() {
+            product.segments.retain(|s| s.start < s.end);
+            product.segments.sort_unstable();
+            owner.extend(product.segments.iter().map(|&s| (s, k)));
+        }
+        owner.sort_unstable_by_key(|&(s, _)| s.start);
+        let mut uses_of: Vec<Vec<UseSite>> = vec![Vec::new(); products.len()];
+        for u in &old_uses {
+            let i = owner.partition_point(|(s, _)| s.end <= u.first);
+            if let Some(&(s, k)) = owner.get(i)
+                && s.start <= u.first
+            {
+                uses_of[k].push(*u);
+            }
+        }
+        for (product, uses) in products.into_iter().zip(uses_of) {
+            let segments = product.segments;
             if segments.is_empty() {
                 continue;
             }
-            segments.sort_unstable();
-            let uses = old_uses
-                .iter()
-                .filter(|u| {
-                    segments
-                        .iter()
-                        .any(|s| u.first >= s.start && u.first < s.end)
-                })
-                .copied()
-                .collect();
             let piece = self.ctx.intervals.push(LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
