@@ -216,6 +216,31 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
     }
 
+    /// An operand served by a register that is not the value's home (a fixed register, a
+    /// reload piece): copy the value in before the instruction, or home after it.
+    fn connect_operand_register(
+        &mut self,
+        inst: Inst,
+        v: VReg,
+        first: u32,
+        is_def: bool,
+        reg: Allocation,
+    ) -> Result<Allocation, RegAllocError> {
+        if is_def {
+            self.copy_def_home(inst, v, reg);
+        } else {
+            let home = self.loc(v, first).ok_or(MISSING)?;
+            self.push_move(
+                ProgPoint::before(inst),
+                MovePrio::OperandCopy,
+                v.class(),
+                home,
+                reg,
+            );
+        }
+        Ok(reg)
+    }
+
     fn operand_allocations(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
         out.allocs.clear();
         out.inst_alloc_offsets.clear();
@@ -237,39 +262,17 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 let alloc = match op.constraint() {
                     OperandConstraint::Reuse(_) => continue,
                     OperandConstraint::FixedReg(p) => {
-                        let fixed = Allocation::reg(p);
-                        if is_def {
-                            self.copy_def_home(inst, v, fixed);
-                        } else {
-                            let home = self.loc(v, first).ok_or(MISSING)?;
-                            self.push_move(
-                                ProgPoint::before(inst),
-                                MovePrio::OperandCopy,
-                                v.class(),
-                                home,
-                                fixed,
-                            );
-                        }
-                        fixed
+                        self.connect_operand_register(inst, v, first, is_def, Allocation::reg(p))?
                     }
                     OperandConstraint::Reg | OperandConstraint::Limit(_) => {
                         match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, is_def)) {
-                            Some(&r) => {
-                                let r = Allocation::reg(r);
-                                if is_def {
-                                    self.copy_def_home(inst, v, r);
-                                } else {
-                                    let home = self.loc(v, first).ok_or(MISSING)?;
-                                    self.push_move(
-                                        ProgPoint::before(inst),
-                                        MovePrio::OperandCopy,
-                                        v.class(),
-                                        home,
-                                        r,
-                                    );
-                                }
-                                r
-                            }
+                            Some(&r) => self.connect_operand_register(
+                                inst,
+                                v,
+                                first,
+                                is_def,
+                                Allocation::reg(r),
+                            )?,
                             None => self.loc(v, first).ok_or(MISSING)?,
                         }
                     }
