@@ -242,17 +242,7 @@ impl LiveIntervals {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, lastp) = operand_points(inst, op, reused);
-                self.raw_uses.push((
-                    v.vreg() as u32,
-                    UseSite {
-                        inst,
-                        slot: k as u16,
-                        operand: op,
-                        first,
-                        last: lastp,
-                    },
-                ));
+                let (first, _) = self.record_site(inst, k, op, reused);
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.fixed[p.index()].push(Reservation {
                         start: first,
@@ -294,17 +284,7 @@ impl LiveIntervals {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, lastp) = operand_points(inst, op, reused);
-                self.raw_uses.push((
-                    v.vreg() as u32,
-                    UseSite {
-                        inst,
-                        slot: k as u16,
-                        operand: op,
-                        first,
-                        last: lastp,
-                    },
-                ));
+                let (first, lastp) = self.record_site(inst, k, op, reused);
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.fixed[p.index()].push(Reservation {
                         start: first,
@@ -325,6 +305,28 @@ impl LiveIntervals {
             }
         }
         Ok(())
+    }
+}
+
+impl LiveIntervals {
+    /// Records operand `k` of `inst` as a site of its vreg; returns its points.
+    fn record_site(
+        &mut self,
+        inst: Inst,
+        k: usize,
+        op: Operand,
+        reused: Option<VReg>,
+    ) -> (Point, Point) {
+        let (first, last) = operand_points(inst, op, reused);
+        let site = UseSite {
+            inst,
+            slot: k as u16,
+            operand: op,
+            first,
+            last,
+        };
+        self.raw_uses.push((op.vreg().vreg() as u32, site));
+        (first, last)
     }
 }
 
