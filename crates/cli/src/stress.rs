@@ -39,6 +39,9 @@ pub struct StressArgs {
     /// Turn off live-range splitting (on by default), to measure what it buys.
     #[arg(long)]
     pub no_split: bool,
+    /// Print our allocator's statistics summed over the run (split kinds, spills, ...).
+    #[arg(long)]
+    pub stats: bool,
     /// Turn on deferred spilling.
     #[arg(long)]
     pub deferred_spilling: bool,
@@ -57,6 +60,8 @@ struct Tally {
     compared: usize,
     ours_cost: u64,
     ion_cost: u64,
+    /// Our allocator's statistics, summed over the functions it allocated.
+    stats: regalloc_greedy::Stats,
     /// (ratio, seed) of the functions where ours costs most relative to ion.
     worst: Vec<(f64, u64)>,
 }
@@ -68,6 +73,7 @@ pub fn main(args: StressArgs) -> i32 {
     let options = regalloc_greedy::Options {
         splitting: !args.no_split,
         deferred_spilling: args.deferred_spilling,
+        ..Default::default()
     };
     // Panics are counted as failures; keep the default hook from flooding the output.
     std::panic::set_hook(Box::new(|_| {}));
@@ -142,6 +148,9 @@ pub fn main(args: StressArgs) -> i32 {
             .collect();
         println!("worst against ion: {}", worst.join(", "));
     }
+    if args.stats {
+        println!("our stats, summed: {:#?}", tally.stats);
+    }
     println!(
         "{} functions, {} checker failures, {} errors (ion errors: {})",
         tally.functions, tally.checker_failures, tally.errors, tally.ion_errors
@@ -200,6 +209,7 @@ fn one<F: Function>(
         }
         Ok(Ok(out)) => match check::check_output(func, env, &out) {
             Ok(()) => {
+                tally.stats += *ctx.stats();
                 if let Ok(Ok(ion_out)) = &ion {
                     let (ours_full, theirs_full) =
                         (cost::cost(func, env, &out), cost::cost(func, env, ion_out));

@@ -29,6 +29,28 @@ pub struct Options {
     /// default: measured better than spilling whole values at 8 registers per class and
     /// in Cranelift-shaped code, slightly worse at 3-4 (see the issue-3 note).
     pub splitting: bool,
+    /// Last-chance recoloring for an interval that would otherwise fail: reassign the
+    /// intervals in its way, recursively, with every tentative move rolled back on failure.
+    pub last_chance_recoloring: bool,
+    /// Recursion depth of last-chance recoloring (LLVM's default: 5).
+    pub recoloring_max_depth: u32,
+    /// Interfering intervals a register may have and still be tried by last-chance
+    /// recoloring (LLVM's default: 8).
+    pub recoloring_max_interferers: usize,
+    /// Charge the first use of an untouched callee-saved (`non_preferred`) register its
+    /// save and restore, and split or spill instead when that is cheaper.
+    pub csr_first_use_cost: bool,
+    /// After the main loop, move copy-connected groups to one register when that lowers the
+    /// frequency-weighted copy cost.
+    pub hint_recoloring: bool,
+    /// Spilled values whose lifetimes do not overlap share a slot.
+    pub slot_sharing: bool,
+    /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
+    pub partner_slots: bool,
+    /// Drop moves whose destination already holds the value (inside blocks).
+    pub redundant_moves: bool,
+    /// Also across block boundaries, where SSA makes the knowledge safe to carry.
+    pub cross_block_redundant_moves: bool,
 }
 
 impl Default for Options {
@@ -36,6 +58,15 @@ impl Default for Options {
         Options {
             deferred_spilling: false,
             splitting: true,
+            last_chance_recoloring: true,
+            recoloring_max_depth: 5,
+            recoloring_max_interferers: 8,
+            csr_first_use_cost: true,
+            hint_recoloring: true,
+            slot_sharing: true,
+            partner_slots: true,
+            redundant_moves: true,
+            cross_block_redundant_moves: true,
         }
     }
 }
@@ -51,7 +82,16 @@ pub struct Stats {
     pub block_splits: usize,
     pub instruction_splits: usize,
     pub spills: usize,
-    pub recolorings: usize,
+    /// Intervals allocated by last-chance recoloring.
+    pub last_chance_recolorings: usize,
+    /// Intervals moved to another register by last-chance recoloring.
+    pub recolored_intervals: usize,
+    /// Untouched callee-saved registers taken, having paid their first-use cost.
+    pub csr_first_uses: usize,
+    /// Intervals that split or spilled rather than open an untouched callee-saved register.
+    pub csr_declined: usize,
+    /// Copy-connected groups that hint recoloring moved to one register.
+    pub hint_recolorings: usize,
     pub moves_inserted: usize,
     pub spill_stores: usize,
     pub reloads: usize,
@@ -60,6 +100,59 @@ pub struct Stats {
     pub redundant_moves_removed: usize,
     /// Spilled values laid out in shared spill slots (`spill_slots` counts the units).
     pub shared_slot_values: usize,
+    /// Spilled values that took a copy partner's slot.
+    pub partner_slot_values: usize,
+    /// Of `redundant_moves_removed`: those whose knowledge came across a block boundary.
+    pub cross_block_redundant_moves_removed: usize,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        let Stats {
+            intervals,
+            assignments,
+            evictions,
+            local_splits,
+            region_splits,
+            block_splits,
+            instruction_splits,
+            spills,
+            last_chance_recolorings,
+            recolored_intervals,
+            csr_first_uses,
+            csr_declined,
+            hint_recolorings,
+            moves_inserted,
+            spill_stores,
+            reloads,
+            spill_slots,
+            redundant_moves_removed,
+            shared_slot_values,
+            partner_slot_values,
+            cross_block_redundant_moves_removed,
+        } = o;
+        self.intervals += intervals;
+        self.assignments += assignments;
+        self.evictions += evictions;
+        self.local_splits += local_splits;
+        self.region_splits += region_splits;
+        self.block_splits += block_splits;
+        self.instruction_splits += instruction_splits;
+        self.spills += spills;
+        self.last_chance_recolorings += last_chance_recolorings;
+        self.recolored_intervals += recolored_intervals;
+        self.csr_first_uses += csr_first_uses;
+        self.csr_declined += csr_declined;
+        self.hint_recolorings += hint_recolorings;
+        self.moves_inserted += moves_inserted;
+        self.spill_stores += spill_stores;
+        self.reloads += reloads;
+        self.spill_slots += spill_slots;
+        self.redundant_moves_removed += redundant_moves_removed;
+        self.shared_slot_values += shared_slot_values;
+        self.partner_slot_values += partner_slot_values;
+        self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
+    }
 }
 
 /// Reusable allocator state: keeps its buffers across functions, one per thread, the way
@@ -117,6 +210,7 @@ pub fn run_with_context<F: Function + ?Sized>(
     edits::OutputBuilder {
         func,
         env,
+        options,
         an: &ctx.analyses,
         g: &mut ctx.greedy,
         ctx: &mut ctx.edits,

@@ -73,6 +73,7 @@ pub(crate) struct EditsCtx {
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
     pub func: &'a F,
     pub env: &'a MachineEnv,
+    pub options: &'a crate::Options,
     pub an: &'a Analyses,
     pub g: &'a mut GreedyCtx,
     pub ctx: &'a mut EditsCtx,
@@ -89,7 +90,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.edge_moves(out)?;
         self.piece_transitions();
         self.resolve_moves(out)?;
-        self.stats.redundant_moves_removed = self.ctx.redundant.run(self.func, out);
+        if self.options.redundant_moves {
+            self.stats.redundant_moves_removed = self.ctx.redundant.run(self.func, out);
+        }
         self.count_moves(out);
         self.debug_locations(out);
         out.num_spillslots = self.g.slots.num_slots();

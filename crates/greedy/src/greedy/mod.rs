@@ -8,6 +8,7 @@ mod assign;
 mod evict;
 pub(crate) mod interval;
 pub(crate) mod matrix;
+mod slot_sharing;
 mod spill;
 mod split;
 
@@ -24,7 +25,6 @@ use matrix::InterferenceMatrix;
 use priority_queue::PriorityQueue;
 use regalloc2::{Function, MachineEnv, OperandConstraint, PReg, RegAllocError, RegClass, VReg};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// `GreedyCtx::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -56,7 +56,7 @@ pub(crate) struct GreedyCtx {
     /// First unit of each vreg's spill slot: `NO_SLOT`, `NEEDS_SLOT` until the slots are
     /// laid out after the main loop, then the unit.
     pub vreg_slot: Vec<usize>,
-    scratch_slot_ranges: Vec<(u32, u32, u32)>,
+    pub(crate) scratch_slot_ranges: Vec<(u32, u32, u32)>,
     pub matrix: InterferenceMatrix,
     pub queue: PriorityQueue<IntervalId, (u64, Reverse<IntervalId>)>,
     pub next_cascade: Cascade,
@@ -90,52 +90,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         self.assign_spill_slots();
         Ok(())
-    }
-
-    /// Spill-slot sharing: interval-graph colouring of the spilled values by the hull of
-    /// their live ranges (one pass in start order, slots freed when a hull ends), per
-    /// class, so values that are never live at the same point share a slot. A value uses
-    /// its slot only where it is live, so disjoint hulls cannot clash.
-    fn assign_spill_slots(&mut self) {
-        let mut ranges = std::mem::take(&mut self.ctx.scratch_slot_ranges);
-        ranges.clear();
-        for v in 0..self.ctx.vreg_slot.len() {
-            if self.ctx.vreg_slot[v] != NEEDS_SLOT {
-                continue;
-            }
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            let segs = self.an.intervals.segments_of(VReg::new(v, class));
-            let (start, end) = match (segs.first(), segs.last()) {
-                (Some(a), Some(b)) => (a.start, b.end),
-                _ => (0, u32::MAX),
-            };
-            ranges.push((start, end, v as u32));
-        }
-        ranges.sort_unstable();
-        // Per class: (hull end, slot) of slots in use, and free slots.
-        let mut active: [BinaryHeap<Reverse<(u32, usize)>>; 3] = Default::default();
-        let mut free: [BinaryHeap<Reverse<usize>>; 3] = Default::default();
-        for &(start, end, v) in &ranges {
-            let class = self.an.live.class[v as usize].unwrap_or(RegClass::Int);
-            let c = class as usize;
-            while let Some(&Reverse((e, slot))) = active[c].peek() {
-                if e > start {
-                    break;
-                }
-                active[c].pop();
-                free[c].push(Reverse(slot));
-            }
-            let slot = match free[c].pop() {
-                Some(Reverse(s)) => s,
-                None => self.ctx.slots.alloc(self.func, class),
-            };
-            active[c].push(Reverse((end, slot)));
-            self.ctx.vreg_slot[v as usize] = slot;
-        }
-        self.stats.shared_slot_values = ranges.len();
-        self.ctx.scratch_slot_ranges = ranges;
     }
 
     fn reset(&mut self) {
