@@ -42,6 +42,10 @@ pub struct StressArgs {
     /// Print our allocator's statistics summed over the run (split kinds, spills, ...).
     #[arg(long)]
     pub stats: bool,
+    /// Turn off finishing tools by name (comma-separated): recoloring, csr, hints,
+    /// slot-sharing, partner-slots, redundant-moves, cross-block.
+    #[arg(long, value_delimiter = ',')]
+    pub disable: Vec<String>,
     /// Turn on deferred spilling.
     #[arg(long)]
     pub deferred_spilling: bool,
@@ -70,11 +74,26 @@ pub fn main(args: StressArgs) -> i32 {
     let mut tally = Tally::default();
     let mut seed = args.seed;
     let mut ctx = regalloc_greedy::Context::new();
-    let options = regalloc_greedy::Options {
+    let mut options = regalloc_greedy::Options {
         splitting: !args.no_split,
         deferred_spilling: args.deferred_spilling,
         ..Default::default()
     };
+    for name in &args.disable {
+        match name.as_str() {
+            "recoloring" => options.last_chance_recoloring = false,
+            "csr" => options.csr_first_use_cost = false,
+            "hints" => options.hint_recoloring = false,
+            "slot-sharing" => options.slot_sharing = false,
+            "partner-slots" => options.partner_slots = false,
+            "redundant-moves" => options.redundant_moves = false,
+            "cross-block" => options.cross_block_redundant_moves = false,
+            other => {
+                eprintln!("unknown mechanism {other:?}");
+                return 2;
+            }
+        }
+    }
     // Panics are counted as failures; keep the default hook from flooding the output.
     std::panic::set_hook(Box::new(|_| {}));
     while tally.functions < args.count {
@@ -200,6 +219,12 @@ fn one<F: Function>(
         }
         Ok(Err(e)) => {
             tally.errors += 1;
+            if let (1, true, Ok(Ok(ion_out))) = (args.count, args.verbose, &ion) {
+                println!(
+                    "ours: {e:?}; ion:\n{}",
+                    ragreedy_testkit::builder::listing_with_output(func, ion_out)
+                );
+            }
             if ion_ok {
                 tally.errors_where_ion_allocates += 1;
                 Some(format!("error {e:?} where ion allocates"))

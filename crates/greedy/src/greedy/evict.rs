@@ -16,7 +16,8 @@ const MAX_INTERFERENCE: usize = 16;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Evicts and assigns if some register can be freed; returns whether it did.
-    pub(crate) fn try_evict(&mut self, id: IntervalId) -> bool {
+    /// `avoid_csr`: skip untouched callee-saved registers.
+    pub(crate) fn try_evict(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let mut intf = std::mem::take(&mut self.ctx.scratch_intf);
         let mut best_victims = std::mem::take(&mut self.ctx.scratch_best);
         best_victims.clear();
@@ -30,7 +31,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 self.ctx.next_cascade
             };
             for p in self.order_for(iv) {
-                if self.fixed_conflict(p, iv) {
+                if (avoid_csr && self.ctx.callee_saved.is_untouched(p))
+                    || self.fixed_conflict(p, iv)
+                {
                     continue;
                 }
                 intf.clear();

@@ -5,9 +5,11 @@
 
 pub(crate) mod advisor;
 mod assign;
+mod csr;
 mod evict;
 pub(crate) mod interval;
 pub(crate) mod matrix;
+mod recolor;
 mod slot_sharing;
 mod spill;
 mod split;
@@ -67,6 +69,8 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    recolor: recolor::RecolorCtx,
+    callee_saved: csr::CalleeSaved,
 }
 
 pub(crate) struct Allocator<'a, F: Function + ?Sized> {
@@ -83,6 +87,10 @@ pub(crate) struct Allocator<'a, F: Function + ?Sized> {
 impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     pub fn run(&mut self) -> Result<(), RegAllocError> {
         self.reset();
+        if self.options.csr_first_use_cost {
+            self.touch_fixed_callee_saved();
+            self.measure_pressure();
+        }
         self.build_partners();
         self.create_intervals();
         while let Some((id, _)) = self.ctx.queue.pop() {
@@ -105,6 +113,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.matrix.reset();
         ctx.queue.clear();
         ctx.next_cascade = 1;
+        ctx.recolor.reset(self.func.num_insts());
+        ctx.callee_saved.reset(self.env);
         ctx.slots.reset(self.func);
         let stack: Vec<PReg> = self.env.fixed_stack_slots.clone();
         for class in [RegClass::Int, RegClass::Float, RegClass::Vector] {
@@ -274,16 +284,33 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     fn select_or_split(&mut self, id: IntervalId) -> Result<(), RegAllocError> {
+        // Set when the only free register is an untouched callee-saved one that costs
+        // more than spilling: eviction and recoloring then leave such registers alone.
+        let mut avoid_csr = false;
         if let Some(p) = self.try_assign(id) {
-            self.assign(id, p);
-            return Ok(());
+            if !self.declines_first_csr_use(id, p) {
+                if self.ctx.callee_saved.is_untouched(p) {
+                    debug!("{id}: first use of callee-saved {p}, cheaper than spilling");
+                    self.stats.csr_first_uses += 1;
+                }
+                self.assign(id, p);
+                return Ok(());
+            }
+            avoid_csr = true;
+            debug!(
+                "{id} ({}): spilling is cheaper than a first use of callee-saved {p}",
+                self.ctx.intervals[id].vreg
+            );
         }
         let iv = &self.ctx.intervals[id];
         let spillable = iv.is_spillable();
-        if (iv.stage == Stage::Assign || !spillable) && self.try_evict(id) {
+        if (iv.stage == Stage::Assign || !spillable) && self.try_evict(id, avoid_csr) {
             return Ok(());
         }
         if !spillable {
+            if self.last_chance_recolor(id, "unspillable", false) {
+                return Ok(());
+            }
             debug!(
                 "{id} ({}): unspillable and no register can be freed",
                 self.ctx.intervals[id].vreg
@@ -304,11 +331,19 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.ctx.intervals[id].stage = Stage::Spill;
         }
         let iv = &mut self.ctx.intervals[id];
-        if self.options.deferred_spilling && !iv.deferred {
+        // Declining a callee-saved register is myopic: some later interval may pay for
+        // it anyway. Waiting until everything else is placed lets this one use it then.
+        if (self.options.deferred_spilling || avoid_csr) && !iv.deferred {
             iv.deferred = true;
             debug!("{id} ({}): spill deferred to the end of the queue", iv.vreg);
             self.enqueue(id);
             return Ok(());
+        }
+        if self.last_chance_recolor(id, "instead of a spill", avoid_csr) {
+            return Ok(());
+        }
+        if avoid_csr {
+            self.stats.csr_declined += 1;
         }
         self.spill(id);
         Ok(())
@@ -318,6 +353,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let iv = &mut self.ctx.intervals[id];
         debug!("{id} ({}): assigned {p}", iv.vreg);
         iv.assigned = Some(p);
+        self.ctx.callee_saved.touch(p);
         self.ctx.matrix.assign(p, id, &self.ctx.intervals[id]);
         self.stats.assignments += 1;
     }

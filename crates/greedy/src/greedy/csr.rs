@@ -1,0 +1,117 @@
+//! The callee-saved first-use cost (LLVM's `tryAssignCSRFirstTime`). The registers in
+//! `non_preferred_regs_by_class` are callee-saved in Cranelift's environments: the first
+//! value to touch one makes the function save it in the prologue and restore it in the
+//! epilogue. An interval whose only free register is an untouched callee-saved one takes
+//! it only when spilling it would cost at least as much as that save and restore; once a
+//! callee-saved register is touched it is as good as any other.
+
+use super::Allocator;
+use super::interval::IntervalId;
+use regalloc2::{Function, PReg, PRegSet, RegClass, VReg};
+
+/// Save plus restore, in entry-block frequency units (`../shared/METRICS.md` charges 4).
+const CSR_COST: f32 = 4.0;
+/// A spill costs a store or a reload per register operand, 2 units each.
+const SPILL_MOVE_COST: f32 = 2.0;
+
+/// Which callee-saved registers the function already pays for.
+#[derive(Default)]
+pub(crate) struct CalleeSaved {
+    non_preferred: PRegSet,
+    touched: PRegSet,
+    /// Per class: more values are live at once somewhere than there are registers, so
+    /// every callee-saved one will likely be opened anyway and declining one would only
+    /// spill for nothing.
+    pressure_exceeds_registers: [bool; 3],
+    events: Vec<(u32, i32)>,
+}
+
+impl CalleeSaved {
+    pub fn reset(&mut self, env: &regalloc2::MachineEnv) {
+        self.non_preferred = PRegSet::empty();
+        for set in &env.non_preferred_regs_by_class {
+            self.non_preferred.union_from(*set);
+        }
+        self.touched = PRegSet::empty();
+        self.pressure_exceeds_registers = [false; 3];
+    }
+
+    pub fn touch(&mut self, p: PReg) {
+        self.touched.add(p);
+    }
+
+    /// Would using `p` make the function save and restore it?
+    pub fn is_untouched(&self, p: PReg) -> bool {
+        self.non_preferred.contains(p) && !self.touched.contains(p)
+    }
+}
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// A fixed operand in a callee-saved register already makes the function pay for it.
+    pub(crate) fn touch_fixed_callee_saved(&mut self) {
+        for (i, reservations) in self.an.intervals.fixed.iter().enumerate() {
+            if reservations
+                .iter()
+                .any(|r| r.owner != regalloc2::VReg::invalid())
+            {
+                self.ctx.callee_saved.touch(PReg::from_index(i));
+            }
+        }
+    }
+
+    /// Sweeps every value's segments once per class to find its peak register pressure.
+    pub(crate) fn measure_pressure(&mut self) {
+        let mut events = std::mem::take(&mut self.ctx.callee_saved.events);
+        for class in [RegClass::Int, RegClass::Float, RegClass::Vector] {
+            let c = class as usize;
+            if self.env.non_preferred_regs_by_class[c] == PRegSet::empty() {
+                continue;
+            }
+            events.clear();
+            for v in 0..self.func.num_vregs() {
+                if self.an.live.class[v] != Some(class) {
+                    continue;
+                }
+                for s in self.an.intervals.segments_of(VReg::new(v, class)) {
+                    events.push((s.start, 1));
+                    events.push((s.end, -1));
+                }
+            }
+            // Ends sort before starts at the same point: touching segments do not overlap.
+            events.sort_unstable();
+            let all = self.ctx.order[c].len() as i32;
+            let mut live = 0;
+            let mut peak = 0;
+            for &(_, delta) in &events {
+                live += delta;
+                peak = peak.max(live);
+            }
+            self.ctx.callee_saved.pressure_exceeds_registers[c] = peak > all;
+        }
+        self.ctx.callee_saved.events = events;
+    }
+
+    /// Should `id` rather split or spill than be the first to use callee-saved `p`?
+    pub(crate) fn declines_first_csr_use(&self, id: IntervalId, p: PReg) -> bool {
+        let cs = &self.ctx.callee_saved;
+        if !self.options.csr_first_use_cost
+            || !cs.is_untouched(p)
+            || cs.pressure_exceeds_registers[p.class() as usize]
+        {
+            return false;
+        }
+        let iv = &self.ctx.intervals[id];
+        if !iv.is_spillable() {
+            return false;
+        }
+        let cfg = &self.an.cfg;
+        let mut spill_cost = 0.0;
+        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+            spill_cost += SPILL_MOVE_COST * self.an.freq.of(cfg.block_of(u.inst));
+            if spill_cost >= CSR_COST {
+                return false;
+            }
+        }
+        spill_cost < CSR_COST
+    }
+}

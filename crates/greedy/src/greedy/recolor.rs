@@ -1,0 +1,210 @@
+//! Last-chance recoloring (LLVM's `tryLastChanceRecoloring`): an interval that would
+//! otherwise fail (unspillable with no register to evict) or be spilled takes a register
+//! whose few occupants can all move elsewhere, each of them recursively in the same way.
+//! Every tentative move goes into an undo log and is rolled back when a branch of the
+//! search fails, so a failed attempt leaves the assignment exactly as it found it.
+//!
+//! The search is bounded three ways: recursion depth (`Options::recoloring_max_depth`),
+//! occupants per register (`Options::recoloring_max_interferers`), and a budget of
+//! register probes per function that grows with its size, so pathological inputs stay
+//! near-linear. Intervals on the current recoloring path are never displaced again,
+//! which is what keeps the search from chasing its own tail.
+
+use super::Allocator;
+use super::interval::IntervalId;
+use log::{debug, trace};
+use regalloc2::{Function, PReg};
+
+/// Register probes one top-level recoloring may spend.
+const PROBES_PER_ATTEMPT: u32 = 2_000;
+/// Register probes per function: a base plus this many per instruction.
+const PROBES_BASE: u32 = 20_000;
+const PROBES_PER_INST: u32 = 16;
+
+/// Scratch state of the recoloring search, kept across functions for its buffers.
+#[derive(Default)]
+pub(crate) struct RecolorCtx {
+    /// (interval, its assignment before the change), in the order the changes happened.
+    undo: Vec<(IntervalId, Option<PReg>)>,
+    /// Intervals on the current recoloring path: they keep the register they were given.
+    path: Vec<IntervalId>,
+    /// Spillable occupants displaced for an unspillable interval; requeued on success.
+    evicted: Vec<IntervalId>,
+    /// Probes left for this function, and for the current top-level attempt.
+    function_budget: u32,
+    attempt_budget: u32,
+}
+
+impl RecolorCtx {
+    pub fn reset(&mut self, num_insts: usize) {
+        self.undo.clear();
+        self.path.clear();
+        self.function_budget =
+            PROBES_BASE.saturating_add((num_insts as u32).saturating_mul(PROBES_PER_INST));
+    }
+}
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// Tries to give `id` (currently unassigned) a register by moving what occupies it.
+    /// Returns whether it did; on failure nothing has changed.
+    /// `avoid_csr`: leave untouched callee-saved registers alone (the interval found
+    /// spilling cheaper than opening one).
+    pub(crate) fn last_chance_recolor(
+        &mut self,
+        id: IntervalId,
+        why: &str,
+        avoid_csr: bool,
+    ) -> bool {
+        if !self.options.last_chance_recoloring || self.options.recoloring_max_depth == 0 {
+            return false;
+        }
+        let rc = &mut self.ctx.recolor;
+        if rc.function_budget == 0 {
+            return false;
+        }
+        rc.attempt_budget = rc.function_budget.min(PROBES_PER_ATTEMPT);
+        let before = rc.attempt_budget;
+        rc.undo.clear();
+        rc.path.clear();
+        rc.evicted.clear();
+        let urgent = !self.ctx.intervals[id].is_spillable();
+        let ok = self.recolor(id, 0, urgent, avoid_csr);
+        let rc = &mut self.ctx.recolor;
+        rc.function_budget -= before - rc.attempt_budget;
+        if !ok {
+            trace!("{id}: last-chance recoloring found nothing ({why})");
+            return false;
+        }
+        let undo = std::mem::take(&mut self.ctx.recolor.undo);
+        let mut moved = 0;
+        for &(j, prev) in &undo {
+            if j != id && prev.is_some() {
+                moved += 1;
+                debug!(
+                    "{j} ({}): recolored from {} to {:?} to make room for {id}",
+                    self.ctx.intervals[j].vreg,
+                    prev.unwrap_or(PReg::invalid()),
+                    self.ctx.intervals[j].assigned
+                );
+            }
+        }
+        self.ctx.recolor.undo = undo;
+        let evicted = std::mem::take(&mut self.ctx.recolor.evicted);
+        for &j in &evicted {
+            debug!(
+                "{j} ({}): evicted by last-chance recoloring for unspillable {id}",
+                self.ctx.intervals[j].vreg
+            );
+            self.stats.evictions += 1;
+            self.enqueue(j);
+        }
+        self.ctx.recolor.evicted = evicted;
+        debug!(
+            "{id} ({}): assigned {:?} by last-chance recoloring ({why}), {moved} intervals moved",
+            self.ctx.intervals[id].vreg, self.ctx.intervals[id].assigned
+        );
+        self.stats.last_chance_recolorings += 1;
+        self.stats.recolored_intervals += moved;
+        self.stats.assignments += 1;
+        true
+    }
+
+    /// `urgent`: the interval at the root is unspillable, so spillable occupants that
+    /// cannot move may be evicted back to the queue (as urgent eviction does), instead
+    /// of recolored.
+    fn recolor(&mut self, id: IntervalId, depth: u32, urgent: bool, avoid_csr: bool) -> bool {
+        if depth >= self.options.recoloring_max_depth {
+            return false;
+        }
+        self.ctx.recolor.path.push(id);
+        let mut candidates: Vec<PReg> = Vec::new();
+        self.collect_hints(id);
+        {
+            let iv = &self.ctx.intervals[id];
+            for &(p, _) in &self.ctx.scratch_hints {
+                if self.may_hold(p, iv) {
+                    candidates.push(p);
+                }
+            }
+            for p in self.order_for(iv) {
+                if !candidates.contains(&p) {
+                    candidates.push(p);
+                }
+            }
+        }
+        let max_intf = self.options.recoloring_max_interferers;
+        let mut intf: Vec<IntervalId> = Vec::new();
+        for p in candidates {
+            if self.ctx.recolor.attempt_budget == 0 {
+                break;
+            }
+            self.ctx.recolor.attempt_budget -= 1;
+            let iv = &self.ctx.intervals[id];
+            if (avoid_csr && self.ctx.callee_saved.is_untouched(p)) || self.fixed_conflict(p, iv) {
+                continue;
+            }
+            intf.clear();
+            self.ctx
+                .matrix
+                .interference(p, &iv.segments, &mut intf, max_intf);
+            if intf.len() > max_intf || intf.iter().any(|j| self.ctx.recolor.path.contains(j)) {
+                continue;
+            }
+            let mark = self.ctx.recolor.undo.len();
+            let evicted_mark = self.ctx.recolor.evicted.len();
+            for &j in &intf {
+                self.tentatively_move(j, None);
+            }
+            self.tentatively_move(id, Some(p));
+            // The widest occupants are the hardest to place: they go first.
+            intf.sort_by_key(|&j| std::cmp::Reverse(self.ctx.intervals[j].size()));
+            let all_placed = intf.iter().all(|&j| {
+                if let Some(q) = self.try_assign(j) {
+                    self.tentatively_move(j, Some(q));
+                    true
+                } else if urgent && self.ctx.intervals[j].is_spillable() {
+                    self.ctx.recolor.evicted.push(j);
+                    true
+                } else {
+                    self.recolor(j, depth + 1, urgent, false)
+                }
+            });
+            if all_placed {
+                self.ctx.recolor.path.pop();
+                return true;
+            }
+            self.roll_back(mark);
+            self.ctx.recolor.evicted.truncate(evicted_mark);
+        }
+        self.ctx.recolor.path.pop();
+        false
+    }
+
+    /// Moves `j` to `to` (or out of the matrix), logging the change for `roll_back`.
+    fn tentatively_move(&mut self, j: IntervalId, to: Option<PReg>) {
+        let prev = self.ctx.intervals[j].assigned;
+        self.ctx.recolor.undo.push((j, prev));
+        self.set_assignment(j, to);
+    }
+
+    fn set_assignment(&mut self, j: IntervalId, to: Option<PReg>) {
+        if let Some(p) = self.ctx.intervals[j].assigned.take() {
+            self.ctx.matrix.unassign(p, &self.ctx.intervals[j]);
+        }
+        if let Some(p) = to {
+            self.ctx.intervals[j].assigned = Some(p);
+            self.ctx.callee_saved.touch(p);
+            self.ctx.matrix.assign(p, j, &self.ctx.intervals[j]);
+        }
+    }
+
+    /// Undoes every tentative change made since the undo log had length `mark`.
+    fn roll_back(&mut self, mark: usize) {
+        while self.ctx.recolor.undo.len() > mark {
+            let Some((j, prev)) = self.ctx.recolor.undo.pop() else {
+                break;
+            };
+            self.set_assignment(j, prev);
+        }
+    }
+}
