@@ -10,7 +10,7 @@ use super::interval::IntervalId;
 use regalloc2::{Function, PReg, PRegSet, RegClass, VReg};
 
 /// Save plus restore, in entry-block frequency units (`../shared/METRICS.md` charges 4).
-const CSR_COST: f32 = 4.0;
+pub(crate) const CSR_COST: f32 = 4.0;
 /// A spill costs a store or a reload per register operand, 2 units each.
 const SPILL_MOVE_COST: f32 = 2.0;
 

@@ -7,6 +7,7 @@ pub(crate) mod advisor;
 mod assign;
 mod csr;
 mod evict;
+mod hint_recolor;
 pub(crate) mod interval;
 pub(crate) mod matrix;
 mod recolor;
@@ -71,6 +72,7 @@ pub(crate) struct GreedyCtx {
     pub scratch_hints: Vec<(PReg, f32)>,
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
+    copy_graph: hint_recolor::CopyGraph,
 }
 
 pub(crate) struct Allocator<'a, F: Function + ?Sized> {
@@ -95,6 +97,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         self.create_intervals();
         while let Some((id, _)) = self.ctx.queue.pop() {
             self.select_or_split(id)?;
+        }
+        if self.options.hint_recoloring {
+            self.recolor_hints();
         }
         self.assign_spill_slots();
         Ok(())

@@ -1,0 +1,334 @@
+//! Hint recoloring after the main loop (LLVM's `tryHintsRecoloring`). The main loop
+//! assigns intervals one at a time, so a copy's two ends can land in different registers
+//! when the register one end preferred was taken by the time it was placed. Once every
+//! interval is placed, each such broken copy (a block-param edge, a reuse pair, a fixed
+//! operand) is revisited: the group of copy-connected intervals sharing one end's
+//! register moves to the other end's register when every member fits there and the
+//! frequency-weighted cost of the copies around the group goes down.
+//!
+//! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
+//! `MAX_PIECES` pieces are left alone, and each broken copy is visited once per pass, at most `MAX_PASSES` passes.
+
+use super::Allocator;
+use super::csr::CSR_COST;
+use super::interval::IntervalId;
+use crate::analysis::intervals::{Point, before};
+use cranelift_entity::SecondaryMap;
+use log::debug;
+use regalloc2::{Block, Function, OperandConstraint, PReg, VReg};
+
+const MAX_GROUP: usize = 16;
+const MAX_PIECES: usize = 32;
+const MAX_PASSES: usize = 3;
+
+/// Copies between intervals, as an adjacency list, kept across functions for buffers.
+#[derive(Default)]
+pub(crate) struct CopyGraph {
+    /// (a, b, frequency) for each register-to-register copy between two intervals.
+    edges: Vec<(IntervalId, IntervalId, f32)>,
+    /// (interval, register its operand is fixed to, frequency).
+    fixed: Vec<(IntervalId, PReg, f32)>,
+    /// Adjacency: per interval index, a range into `adj`.
+    adj_range: SecondaryMap<IntervalId, (u32, u32)>,
+    adj: Vec<(IntervalId, f32)>,
+    fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
+    group: Vec<IntervalId>,
+    in_group: SecondaryMap<IntervalId, bool>,
+}
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    pub(crate) fn recolor_hints(&mut self) {
+        let mut g = std::mem::take(&mut self.ctx.copy_graph);
+        self.build_copy_graph(&mut g);
+        // A move can unblock another; a few passes catch most of those chains.
+        for _ in 0..MAX_PASSES {
+            let before = self.stats.hint_recolorings;
+            self.recolor_pass(&mut g);
+            if self.stats.hint_recolorings == before {
+                break;
+            }
+        }
+        self.ctx.copy_graph = g;
+    }
+
+    fn recolor_pass(&mut self, g: &mut CopyGraph) {
+        // Heaviest broken copies first.
+        let mut broken: Vec<(IntervalId, IntervalId, f32)> = g
+            .edges
+            .iter()
+            .copied()
+            .filter(|&(a, b, _)| self.ctx.intervals[a].assigned != self.ctx.intervals[b].assigned)
+            .collect();
+        broken.sort_by(|x, y| y.2.total_cmp(&x.2));
+        for &(a, b, _) in &broken {
+            let (ra, rb) = (
+                self.ctx.intervals[a].assigned,
+                self.ctx.intervals[b].assigned,
+            );
+            let (Some(ra), Some(rb)) = (ra, rb) else {
+                continue;
+            };
+            if ra == rb {
+                continue;
+            }
+            if !self.move_group(g, a, rb) {
+                self.move_group(g, b, ra);
+            }
+        }
+        // A fixed operand is a copy too: try moving its group into the fixed register.
+        for i in 0..g.fixed.len() {
+            let (a, p, _) = g.fixed[i];
+            if self.ctx.intervals[a].assigned.is_some_and(|r| r != p) {
+                self.move_group(g, a, p);
+            }
+        }
+    }
+
+    /// The assigned piece of `v` holding it at point `p`.
+    fn piece_at(&self, v: VReg, p: Point) -> Option<IntervalId> {
+        let pieces = &self.ctx.vreg_pieces[v.vreg()];
+        if pieces.len() > MAX_PIECES {
+            return None;
+        }
+        pieces.iter().copied().find(|&id| {
+            let iv = &self.ctx.intervals[id];
+            iv.assigned.is_some() && iv.segments.iter().any(|s| s.start <= p && p < s.end)
+        })
+    }
+
+    fn build_copy_graph(&mut self, g: &mut CopyGraph) {
+        g.edges.clear();
+        g.fixed.clear();
+        let f = self.func;
+        for b in 0..f.num_blocks() {
+            let block = Block::new(b);
+            let insns = f.block_insns(block);
+            let freq = self.an.freq.of(block);
+            for inst in insns.iter() {
+                let ops = f.inst_operands(inst);
+                for op in ops {
+                    if op.as_fixed_nonallocatable().is_some() {
+                        continue;
+                    }
+                    // A fixed def's value appears in its register after the instruction.
+                    let at = if op.kind() == regalloc2::OperandKind::Def {
+                        before(inst) + 2
+                    } else {
+                        before(inst)
+                    };
+                    match op.constraint() {
+                        OperandConstraint::Reuse(j) => {
+                            if let (Some(d), Some(u)) = (
+                                self.piece_at(op.vreg(), before(inst) + 1),
+                                self.piece_at(ops[j].vreg(), before(inst)),
+                            ) && d != u
+                            {
+                                g.edges.push((d, u, freq));
+                            }
+                        }
+                        OperandConstraint::FixedReg(p) => {
+                            if let Some(x) = self.piece_at(op.vreg(), at) {
+                                g.fixed.push((x, p, freq));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let last = insns.last();
+            if !f.is_branch(last) {
+                continue;
+            }
+            let end = before(last) + 1;
+            for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                let start = before(f.block_insns(succ).first());
+                let params = f.block_params(succ);
+                for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                    if let (Some(a), Some(p)) =
+                        (self.piece_at(arg, end), self.piece_at(param, start))
+                    {
+                        g.edges.push((a, p, freq));
+                    }
+                }
+            }
+        }
+        self.piece_transitions(g);
+        let mut raw: Vec<(IntervalId, IntervalId, f32)> = Vec::with_capacity(g.edges.len() * 2);
+        for &(a, b, f) in &g.edges {
+            raw.push((a, b, f));
+            raw.push((b, a, f));
+        }
+        raw.sort_unstable_by_key(|&(a, b, _)| (a, b));
+        g.adj.clear();
+        g.adj_range.clear();
+        let mut i = 0;
+        while i < raw.len() {
+            let a = raw[i].0;
+            let start = g.adj.len() as u32;
+            while i < raw.len() && raw[i].0 == a {
+                g.adj.push((raw[i].1, raw[i].2));
+                i += 1;
+            }
+            g.adj_range[a] = (start, g.adj.len() as u32);
+        }
+        g.fixed.sort_unstable_by_key(|&(a, p, _)| (a, p.index()));
+        g.fixed_range.clear();
+        let mut i = 0;
+        while i < g.fixed.len() {
+            let a = g.fixed[i].0;
+            let start = i as u32;
+            while i < g.fixed.len() && g.fixed[i].0 == a {
+                i += 1;
+            }
+            g.fixed_range[a] = (start, i as u32);
+        }
+        g.in_group.clear();
+    }
+
+    /// Moves between two pieces of one value are copies too: where one piece ends and
+    /// the next begins inside a block, and across each CFG edge the value is live on.
+    fn piece_transitions(&self, g: &mut CopyGraph) {
+        let f = self.func;
+        let cfg = &self.an.cfg;
+        let mut points: Vec<(Point, bool, IntervalId)> = Vec::new();
+        for v in 0..f.num_vregs() {
+            let pieces = &self.ctx.vreg_pieces[v];
+            if pieces.len() < 2 || pieces.len() > MAX_PIECES {
+                continue;
+            }
+            points.clear();
+            for &id in pieces {
+                let iv = &self.ctx.intervals[id];
+                if iv.assigned.is_none() {
+                    continue;
+                }
+                for s in &iv.segments {
+                    points.push((s.end, false, id));
+                    points.push((s.start, true, id));
+                }
+            }
+            points.sort_unstable_by_key(|&(p, is_start, id)| (p, is_start, id));
+            for w in points.windows(2) {
+                let ((p, false, a), (q, true, b)) = (w[0], w[1]) else {
+                    continue;
+                };
+                let inst = crate::analysis::intervals::point_inst(p);
+                let block = cfg.block_of(inst);
+                let block_start = p % 2 == 0 && f.block_insns(block).first() == inst;
+                if p == q && a != b && !block_start {
+                    g.edges.push((a, b, self.an.freq.of(block)));
+                }
+            }
+        }
+        for b in 0..f.num_blocks() {
+            let succ = Block::new(b);
+            let start = before(f.block_insns(succ).first());
+            for &pred in f.block_preds(succ) {
+                let end = before(f.block_insns(pred).last()) + 1;
+                let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
+                for &v in &self.an.live.livein[b] {
+                    if let (Some(x), Some(y)) = (self.piece_at(v, end), self.piece_at(v, start))
+                        && x != y
+                    {
+                        g.edges.push((x, y, freq));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves the copy-connected group of `seed` that shares its register to `target`,
+    /// if all of it fits there and the copies around it get cheaper. Returns whether it
+    /// moved.
+    fn move_group(&mut self, g: &mut CopyGraph, seed: IntervalId, target: PReg) -> bool {
+        let Some(from) = self.ctx.intervals[seed].assigned else {
+            return false;
+        };
+        if from == target {
+            return false;
+        }
+        g.group.clear();
+        g.group.push(seed);
+        g.in_group[seed] = true;
+        let mut i = 0;
+        let mut fits = true;
+        while i < g.group.len() {
+            let m = g.group[i];
+            i += 1;
+            let iv = &self.ctx.intervals[m];
+            if !self.may_hold(target, iv)
+                || self.fixed_conflict(target, iv)
+                || !self.ctx.matrix.is_free(target, &iv.segments)
+            {
+                fits = false;
+                break;
+            }
+            let (s, e) = g.adj_range[m];
+            for &(o, _) in &g.adj[s as usize..e as usize] {
+                if !g.in_group[o] && self.ctx.intervals[o].assigned == Some(from) {
+                    if g.group.len() == MAX_GROUP {
+                        fits = false;
+                        break;
+                    }
+                    g.group.push(o);
+                    g.in_group[o] = true;
+                }
+            }
+            if !fits {
+                break;
+            }
+        }
+        let moved = fits && self.group_gains(g, from, target);
+        if moved {
+            for k in 0..g.group.len() {
+                let m = g.group[k];
+                self.ctx.matrix.unassign(from, &self.ctx.intervals[m]);
+                self.ctx.intervals[m].assigned = Some(target);
+                self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
+                debug!(
+                    "{m} ({}): recolored from {from} to {target} to join its copy partners",
+                    self.ctx.intervals[m].vreg
+                );
+            }
+            self.ctx.callee_saved.touch(target);
+            self.stats.hint_recolorings += 1;
+        }
+        for &m in &g.group {
+            g.in_group[m] = false;
+        }
+        moved
+    }
+
+    /// Does moving the group from `from` to `target` lower the weighted copy cost?
+    fn group_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
+        let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
+        for &m in &g.group {
+            let (s, e) = g.adj_range[m];
+            for &(o, freq) in &g.adj[s as usize..e as usize] {
+                if g.in_group[o] {
+                    continue;
+                }
+                let other = self.ctx.intervals[o].assigned;
+                if other != Some(from) {
+                    before_cost += freq;
+                }
+                if other != Some(target) {
+                    after_cost += freq;
+                }
+            }
+            let (s, e) = g.fixed_range[m];
+            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                if p != from {
+                    before_cost += freq;
+                }
+                if p != target {
+                    after_cost += freq;
+                }
+            }
+        }
+        if self.ctx.callee_saved.is_untouched(target) {
+            after_cost += CSR_COST;
+        }
+        after_cost < before_cost
+    }
+}
