@@ -47,8 +47,8 @@ impl RecolorCtx {
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Tries to give `id` (currently unassigned) a register by moving what occupies it.
     /// Returns whether it did; on failure nothing has changed.
-    /// `avoid_csr`: leave untouched callee-saved registers alone (the interval found
-    /// spilling cheaper than opening one).
+    /// `avoid_csr`: open no untouched callee-saved register, for this interval or any
+    /// it displaces (the interval found spilling cheaper than opening one).
     pub(crate) fn last_chance_recolor(
         &mut self,
         id: IntervalId,
@@ -159,14 +159,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // The widest occupants are the hardest to place: they go first.
             intf.sort_by_key(|&j| std::cmp::Reverse(self.ctx.intervals[j].size()));
             let all_placed = intf.iter().all(|&j| {
-                if let Some(q) = self.try_assign(j) {
+                let free = self
+                    .try_assign(j)
+                    .filter(|&q| !(avoid_csr && self.ctx.callee_saved.is_untouched(q)));
+                if let Some(q) = free {
                     self.tentatively_move(j, Some(q));
                     true
                 } else if urgent && self.ctx.intervals[j].is_spillable() {
                     self.ctx.recolor.evicted.push(j);
                     true
                 } else {
-                    self.recolor(j, depth + 1, urgent, false)
+                    self.recolor(j, depth + 1, urgent, avoid_csr)
                 }
             });
             if all_placed {

@@ -4,6 +4,7 @@
 mod analysis;
 mod driver;
 mod moves;
+mod recolor;
 mod split;
 
 use ragreedy_testkit::check::check_output;

@@ -1,0 +1,167 @@
+//! Last-chance recoloring, the callee-saved first-use cost and hint recoloring: each test
+//! builds a function where the mechanism has something to buy, and compares the
+//! allocation with and without it (both through regalloc2's checker).
+
+use ragreedy_testkit::builder::{FuncBuilder, env};
+use ragreedy_testkit::check::check_output;
+use ragreedy_testkit::{cost, fuzzgen};
+use regalloc2::{Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos};
+use regalloc2::{Output, PReg, RegAllocError, RegClass};
+
+fn alloc_with<F: Function>(
+    f: &F,
+    e: &MachineEnv,
+    options: &crate::Options,
+) -> Result<(Output, crate::Stats), RegAllocError> {
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, e, options, &mut ctx)?;
+    check_output(f, e, &out).unwrap_or_else(|err| panic!("checker rejected: {err}"));
+    Ok((out, *ctx.stats()))
+}
+
+fn early_def(v: regalloc2::VReg) -> Operand {
+    Operand::new(
+        v,
+        OperandConstraint::Reg,
+        OperandKind::Def,
+        OperandPos::Early,
+    )
+}
+
+/// `u` is heavy and takes `p0` first. `d` is defined early at the instruction that last
+/// reads `u`, and `p1` is clobbered there, so `d` can only live in `p0`; it is too light
+/// to evict `u`. Without recoloring `d` is spilled (a store and a reload); with it, `u`
+/// moves to `p1`, which it can use since its last read comes before the clobber.
+#[test]
+fn last_chance_recoloring_avoids_a_spill() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (u, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(u)]);
+    for _ in 0..6 {
+        b.inst(b0, &[Operand::reg_use(u)]);
+    }
+    let i = b.inst(b0, &[early_def(d), Operand::reg_use(u)]);
+    b.add_clobbers(i, &[PReg::new(1, RegClass::Int)]);
+    b.inst(b0, &[Operand::reg_use(d)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let off = crate::Options {
+        last_chance_recoloring: false,
+        ..Default::default()
+    };
+    let (_, without) = alloc_with(&f, &e, &off).expect("allocates without recoloring");
+    let (out, with) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    assert!(without.spill_stores + without.reloads > 0, "{without:?}");
+    assert_eq!(with.spill_stores + with.reloads, 0, "{with:?}");
+    assert!(with.last_chance_recolorings >= 1, "{with:?}");
+    assert!(cost::cost(&f, &e, &out).weighted == 0);
+}
+
+/// A generated function at two registers per class where an unspillable reload finds
+/// both registers held by other unspillable reloads: it allocates only because
+/// recoloring moves one of them (seed 6499 of `ragreedy stress --regs 2`).
+#[test]
+fn last_chance_recoloring_turns_a_failure_into_an_allocation() {
+    let seed = 6499u64;
+    let base = fuzzgen::small_env_options(2);
+    let opts = regalloc2::fuzzing::func::Options {
+        num_uses_per_inst: base.num_uses_per_inst.clone(),
+        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
+    };
+    let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
+    let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 2);
+    let off = crate::Options {
+        last_chance_recoloring: false,
+        ..Default::default()
+    };
+    assert!(matches!(
+        alloc_with(&f, &e, &off),
+        Err(RegAllocError::TooManyLiveRegs)
+    ));
+    let (_, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    assert!(stats.last_chance_recolorings >= 1, "{stats:?}");
+}
+
+/// `p0` is the only preferred register and `p1` is callee-saved. `a` holds `p0` from its
+/// def on; `c` is cold: it is defined into a register (still free) just before, but its
+/// one use accepts the stack, so spilling it costs one store (2), less than saving and
+/// restoring `p1` (4).
+#[test]
+fn callee_saved_cost_keeps_a_cold_value_out_of_an_untouched_register() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (a, c) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(c)]);
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_use(a)]);
+    b.inst(b0, &[Operand::any_use(c)]);
+    b.inst(b0, &[Operand::reg_use(a)]);
+    b.inst(b0, &[Operand::reg_use(a)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(1, 1);
+    let off = crate::Options {
+        csr_first_use_cost: false,
+        ..Default::default()
+    };
+    let (out_off, _) = alloc_with(&f, &e, &off).expect("allocates");
+    let (out_on, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    let (cost_off, cost_on) = (cost::cost(&f, &e, &out_off), cost::cost(&f, &e, &out_on));
+    assert_eq!(cost_off.non_preferred_regs, 1, "{cost_off:?}");
+    assert_eq!(cost_on.non_preferred_regs, 0, "{cost_on:?} {stats:?}");
+    assert!(
+        cost_on.weighted < cost_off.weighted,
+        "{cost_on:?} vs {cost_off:?}"
+    );
+    assert!(stats.csr_declined >= 1, "{stats:?}");
+}
+
+/// `z` (biggest, fixed to `p0` at its last use) takes `p0` first; `x` comes next and,
+/// knowing nothing of its partner yet, also takes `p0` in its own block; its partner `y`
+/// then finds `p0` held by `z` and takes `p1`, so the edge needs a move. Hint recoloring
+/// moves `x` to `p1` afterwards and the move disappears.
+#[test]
+fn hint_recoloring_removes_a_block_param_copy() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (x, y, z) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    let b1 = b.block_with_params(&[y]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_use(x)]);
+    b.inst(b0, &[Operand::reg_use(x)]);
+    b.jump(b0, b1, &[x]);
+    b.inst(b1, &[Operand::reg_def(z)]);
+    b.inst(b1, &[Operand::reg_use(y)]);
+    b.inst(b1, &[Operand::reg_use(y)]);
+    b.inst(b1, &[]);
+    b.inst(
+        b1,
+        &[Operand::reg_fixed_use(z, PReg::new(0, RegClass::Int))],
+    );
+    b.ret(b1, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let off = crate::Options {
+        hint_recoloring: false,
+        ..Default::default()
+    };
+    let (out_off, _) = alloc_with(&f, &e, &off).expect("allocates");
+    let (out_on, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    assert!(
+        !out_off.edits.is_empty(),
+        "no copy to remove in the first place"
+    );
+    assert!(
+        out_on.edits.len() < out_off.edits.len(),
+        "{:?} vs {:?}",
+        out_on.edits,
+        out_off.edits
+    );
+    assert!(stats.hint_recolorings >= 1, "{stats:?}");
+}
