@@ -7,9 +7,9 @@
 
 use clap::Args;
 use ragreedy_testkit::{check, cost, fuzzgen};
+use regalloc_greedy::{Options, Stats};
 use regalloc2::fuzzing::func::Func;
 use regalloc2::{MachineEnv, RegallocOptions};
-use regalloc_greedy::{Options, Stats};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 #[derive(Args, Debug)]
@@ -29,11 +29,14 @@ pub struct AblateArgs {
     pub full: bool,
 }
 
+/// A statistics counter: its name and how to read it.
+type Counter = (&'static str, fn(&Stats) -> usize);
+
 /// One configuration: its name, the options, and the counter that shows its mechanism.
 struct Config {
     name: &'static str,
     options: Options,
-    stat: Option<(&'static str, fn(&Stats) -> usize)>,
+    stat: Option<Counter>,
 }
 
 fn configs() -> Vec<Config> {
