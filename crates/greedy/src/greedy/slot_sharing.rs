@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 const NONE: u32 = u32::MAX;
 /// Busy slots tried for a hole before a group opens a new slot.
-const PROBES: usize = 8;
+const PROBES: usize = 16;
 /// Heap entries looked at while probing (stale ones included), to bound the work.
 const PROBE_SCAN: usize = 4 * PROBES;
 
