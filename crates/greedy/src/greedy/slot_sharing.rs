@@ -17,8 +17,9 @@
 //! merge block, is in one parallel move with every read at that point (the values live
 //! out of the predecessor and its branch arguments; such a branch has no operands).
 //!
-//! Cost: O(s log s) for s spilled segments — unions merge the smaller group into the
-//! larger, each probe is bounded.
+//! Cost: O(s log² s) for s spilled segments — a union moves the smaller group's
+//! segments into the larger's map, so a segment moves O(log s) times — and each group
+//! probes at most `PROBES` busy slots.
 
 use super::{Allocator, NEEDS_SLOT};
 use crate::analysis::intervals::Segment;
