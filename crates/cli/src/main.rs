@@ -1,5 +1,6 @@
 //! `ragreedy`: the command-line driver of the greedy register allocator.
 
+mod ablate;
 mod compare;
 mod dump_cmd;
 mod report;
@@ -30,6 +31,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Regenerate docs/benchmarks.md and its SVG plots from one run of every corpus.
     Report(report::ReportArgs),
+    /// Turn our mechanisms off one at a time on the fuzz corpus and tabulate what each buys.
+    Ablate(ablate::AblateArgs),
 }
 
 fn main() {
@@ -41,6 +44,7 @@ fn main() {
         Command::Dump(args) => dump_cmd::main(args),
         Command::Compare(args) => compare::main(args),
         Command::Report(args) => report::main(args),
+        Command::Ablate(args) => ablate::main(args),
     };
     std::process::exit(code);
 }

@@ -1,7 +1,31 @@
 //! Spill-slot layout: a value of class `c` takes `spillslot_size(c)` consecutive slots,
-//! aligned to that size so that multi-slot values never straddle or overlap.
+//! aligned to that size so that multi-slot values never straddle or overlap. Also owns
+//! the reusable buffers of the slot colouring (`greedy::slot_sharing`).
 
 use regalloc2::{Function, RegClass, SpillSlot};
+use std::collections::BTreeMap;
+
+/// Buffers of the spill-slot colouring, kept across functions. Spilled values are
+/// numbered densely (`item`); groups of items that will share one slot form a union-find
+/// forest whose roots carry the group's live segments and hull.
+#[derive(Default)]
+pub(crate) struct ColouringScratch {
+    /// Per vreg: its item, or `u32::MAX` when it has no slot to lay out.
+    pub item_of: Vec<u32>,
+    /// Per item: its vreg index.
+    pub vreg: Vec<u32>,
+    /// Per item: union-find parent (itself for a root).
+    pub parent: Vec<u32>,
+    /// Per root: (first point, last point + 1) over the group's segments.
+    pub hull: Vec<(u32, u32)>,
+    /// Per root of a group of two or more: its segments, start → end, disjoint. A root
+    /// of a single item leaves this empty and is read from the item's own segments.
+    pub segs: Vec<BTreeMap<u32, u32>>,
+    /// Per root: the slot unit its group occupies (`usize::MAX` until chosen).
+    pub base: Vec<usize>,
+    /// Copy-partner pairs of spilled items: (frequency, item, item).
+    pub pairs: Vec<(f32, u32, u32)>,
+}
 
 #[derive(Default)]
 pub(crate) struct SpillSlots {
@@ -10,6 +34,7 @@ pub(crate) struct SpillSlots {
     sizes: [usize; 3],
     /// Per class: slots reserved for parallel-move resolution (cycle temp, victim save).
     emergency: [[Option<usize>; 2]; 3],
+    pub colouring: ColouringScratch,
 }
 
 impl SpillSlots {

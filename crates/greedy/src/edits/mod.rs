@@ -91,7 +91,14 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.piece_transitions();
         self.resolve_moves(out)?;
         if self.options.redundant_moves {
-            self.stats.redundant_moves_removed = self.ctx.redundant.run(self.func, out);
+            let removed = self.ctx.redundant.run(
+                self.func,
+                self.an,
+                self.options.cross_block_redundant_moves,
+                out,
+            );
+            self.stats.redundant_moves_removed = removed.total;
+            self.stats.cross_block_redundant_moves_removed = removed.cross_block;
         }
         self.count_moves(out);
         self.debug_locations(out);

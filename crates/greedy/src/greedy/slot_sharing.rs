@@ -1,60 +1,299 @@
-//! Spill-slot sharing: after the main loop, the spilled values are laid out in slots,
-//! values whose lifetimes never overlap sharing one (interval-graph colouring per class).
+//! Spill-slot layout after the main loop. Owns the choice of each spilled value's slot.
+//!
+//! 1. **Copy-partner coalescing** (`Options::partner_slots`): spilled values joined by a
+//!    copy (block parameter ↔ branch argument, reuse def ↔ input) are merged into one
+//!    group, heaviest copy (block frequency) first, whenever the groups' live segments
+//!    never overlap. The copy between them then reads and writes the same slot and the
+//!    edit builder drops it.
+//! 2. **Colouring** (`Options::slot_sharing`): groups in order of their first point;
+//!    a group takes a slot whose occupants all died before it starts (linear scan over
+//!    hulls), else a busy slot whose segments leave a hole where the group lives (a
+//!    bounded probe), else a fresh slot.
+//!
+//! Invariant: the values in one slot have one class and are never live at the same
+//! point, by the segments of `analysis::intervals` (not hulls). Those segments cover
+//! every point where the edits read or write the value's slot. The one write outside
+//! them, the edge move defining a block parameter at the end of a predecessor of a
+//! merge block, is in one parallel move with every read at that point (the values live
+//! out of the predecessor and its branch arguments; such a branch has no operands).
+//!
+//! Cost: O(s log² s) for s spilled segments — a union moves the smaller group's
+//! segments into the larger's map, so a segment moves O(log s) times — and each group
+//! probes at most `PROBES` busy slots.
 
 use super::{Allocator, NEEDS_SLOT};
+use crate::analysis::intervals::Segment;
+use crate::slots::ColouringScratch;
+use log::debug;
 use regalloc2::{Function, RegClass, VReg};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
+
+const NONE: u32 = u32::MAX;
+/// Busy slots tried for a hole before a group opens a new slot.
+const PROBES: usize = 16;
+/// Heap entries looked at while probing (stale ones included), to bound the work.
+const PROBE_SCAN: usize = 4 * PROBES;
+
+/// The live segments of a group: a map for merged groups, the vreg's own slice for a
+/// group of one.
+enum Segs<'a> {
+    Map(&'a BTreeMap<u32, u32>),
+    Slice(&'a [Segment]),
+}
+
+impl Segs<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Segs::Map(m) => m.len(),
+            Segs::Slice(s) => s.len(),
+        }
+    }
+
+    /// Does any segment intersect `[s, e)`? Segments are disjoint and sorted, so only
+    /// the last one starting before `e` can.
+    fn hits(&self, s: u32, e: u32) -> bool {
+        match self {
+            Segs::Map(m) => m.range(..e).next_back().is_some_and(|(_, &end)| end > s),
+            Segs::Slice(x) => {
+                let i = x.partition_point(|g| g.start < e);
+                i > 0 && x[i - 1].end > s
+            }
+        }
+    }
+
+    fn any(&self, mut f: impl FnMut(u32, u32) -> bool) -> bool {
+        match self {
+            Segs::Map(m) => m.iter().any(|(&s, &e)| f(s, e)),
+            Segs::Slice(x) => x.iter().any(|g| f(g.start, g.end)),
+        }
+    }
+}
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
-    /// Spill-slot sharing: interval-graph colouring of the spilled values by the hull of
-    /// their live ranges (one pass in start order, slots freed when a hull ends), per
-    /// class, so values that are never live at the same point share a slot. A value uses
-    /// its slot only where it is live, so disjoint hulls cannot clash.
+    /// Lays out every value marked `NEEDS_SLOT` in a slot (see the module comment).
     pub(crate) fn assign_spill_slots(&mut self) {
-        let mut ranges = std::mem::take(&mut self.ctx.scratch_slot_ranges);
-        ranges.clear();
-        for v in 0..self.ctx.vreg_slot.len() {
-            if self.ctx.vreg_slot[v] != NEEDS_SLOT {
+        let mut sc = std::mem::take(&mut self.ctx.slots.colouring);
+        let mut order = std::mem::take(&mut self.ctx.scratch_slot_ranges);
+        self.collect_spilled(&mut sc);
+        if self.options.partner_slots {
+            self.coalesce_partners(&mut sc);
+        }
+        self.colour(&mut sc, &mut order);
+        for i in 0..sc.vreg.len() as u32 {
+            let r = find(&mut sc.parent, i);
+            self.ctx.vreg_slot[sc.vreg[i as usize] as usize] = sc.base[r as usize];
+        }
+        self.stats.shared_slot_values = sc.vreg.len();
+        self.ctx.slots.colouring = sc;
+        self.ctx.scratch_slot_ranges = order;
+    }
+
+    fn class_of(&self, v: u32) -> RegClass {
+        self.an.live.class[v as usize].unwrap_or(RegClass::Int)
+    }
+
+    fn collect_spilled(&self, sc: &mut ColouringScratch) {
+        let nv = self.ctx.vreg_slot.len();
+        sc.item_of.clear();
+        sc.item_of.resize(nv, NONE);
+        sc.vreg.clear();
+        sc.parent.clear();
+        sc.hull.clear();
+        sc.base.clear();
+        sc.segs.clear();
+        for v in 0..nv {
+            if self.ctx.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
                 continue;
             }
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            let segs = self.an.intervals.segments_of(VReg::new(v, class));
-            let (start, end) = match (segs.first(), segs.last()) {
+            let segs = self.segments(v as u32);
+            let hull = match (segs.first(), segs.last()) {
                 (Some(a), Some(b)) => (a.start, b.end),
                 _ => (0, u32::MAX),
             };
-            ranges.push((start, end, v as u32));
+            let i = sc.vreg.len() as u32;
+            sc.item_of[v] = i;
+            sc.vreg.push(v as u32);
+            sc.parent.push(i);
+            sc.hull.push(hull);
+            sc.base.push(usize::MAX);
         }
-        ranges.sort_unstable();
-        // Per class: (hull end, slot) of slots in use, and free slots.
-        let mut active: [BinaryHeap<Reverse<(u32, usize)>>; 3] = Default::default();
-        let mut free: [BinaryHeap<Reverse<usize>>; 3] = Default::default();
-        for &(start, end, v) in &ranges {
-            let class = self.an.live.class[v as usize].unwrap_or(RegClass::Int);
+        sc.segs.resize_with(sc.vreg.len(), BTreeMap::new);
+    }
+
+    fn segments(&self, v: u32) -> &[Segment] {
+        self.an
+            .intervals
+            .segments_of(VReg::new(v as usize, self.class_of(v)))
+    }
+
+    fn segs_of<'s>(&'s self, sc: &'s ColouringScratch, root: u32) -> Segs<'s> {
+        let m = &sc.segs[root as usize];
+        if m.is_empty() {
+            Segs::Slice(self.segments(sc.vreg[root as usize]))
+        } else {
+            Segs::Map(m)
+        }
+    }
+
+    /// Are the groups of roots `a` and `b` live at a common point? A value without
+    /// segments (never expected) conflicts with everything.
+    fn groups_overlap(&self, sc: &ColouringScratch, a: u32, b: u32) -> bool {
+        let (ha, hb) = (sc.hull[a as usize], sc.hull[b as usize]);
+        if ha.1 <= hb.0 || hb.1 <= ha.0 {
+            return false;
+        }
+        let (sa, sb) = (self.segs_of(sc, a), self.segs_of(sc, b));
+        if sa.len() == 0 || sb.len() == 0 {
+            return true;
+        }
+        let (small, big) = if sa.len() <= sb.len() {
+            (sa, sb)
+        } else {
+            (sb, sa)
+        };
+        small.any(|s, e| big.hits(s, e))
+    }
+
+    /// Unites the groups of roots `a` and `b` (not overlapping); returns the new root,
+    /// the larger group, into whose map the smaller one's segments are inserted.
+    fn unite(&self, sc: &mut ColouringScratch, a: u32, b: u32) -> u32 {
+        let (la, lb) = (self.segs_of(sc, a).len(), self.segs_of(sc, b).len());
+        let (big, small) = if la >= lb { (a, b) } else { (b, a) };
+        if sc.segs[big as usize].is_empty() {
+            let own: BTreeMap<u32, u32> = self
+                .segments(sc.vreg[big as usize])
+                .iter()
+                .map(|g| (g.start, g.end))
+                .collect();
+            sc.segs[big as usize] = own;
+        }
+        let moved = std::mem::take(&mut sc.segs[small as usize]);
+        if moved.is_empty() {
+            for g in self.segments(sc.vreg[small as usize]) {
+                sc.segs[big as usize].insert(g.start, g.end);
+            }
+        } else {
+            sc.segs[big as usize].extend(moved);
+        }
+        sc.parent[small as usize] = big;
+        let (hs, hb) = (sc.hull[small as usize], sc.hull[big as usize]);
+        sc.hull[big as usize] = (hs.0.min(hb.0), hs.1.max(hb.1));
+        if sc.base[big as usize] == usize::MAX {
+            sc.base[big as usize] = sc.base[small as usize];
+        }
+        big
+    }
+
+    /// Merges spilled copy partners into groups, heaviest copy first, where their
+    /// segments never overlap.
+    fn coalesce_partners(&mut self, sc: &mut ColouringScratch) {
+        sc.pairs.clear();
+        for i in 0..sc.vreg.len() as u32 {
+            let v = sc.vreg[i as usize];
+            let class = self.class_of(v);
+            for &(w, freq) in self.ctx.partners.of(VReg::new(v as usize, class)) {
+                let j = sc.item_of.get(w.vreg()).copied().unwrap_or(NONE);
+                // Each pair once (from its lower item); one class per slot.
+                if j == NONE || j <= i || self.class_of(w.vreg() as u32) != class {
+                    continue;
+                }
+                sc.pairs.push((freq, i, j));
+            }
+        }
+        sc.pairs
+            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+        for k in 0..sc.pairs.len() {
+            let (freq, i, j) = sc.pairs[k];
+            let (a, b) = (find(&mut sc.parent, i), find(&mut sc.parent, j));
+            if a == b {
+                continue;
+            }
+            let (v, w) = (sc.vreg[i as usize], sc.vreg[j as usize]);
+            if self.groups_overlap(sc, a, b) {
+                debug!("slots: v{v} and partner v{w} (freq {freq}) overlap, no shared slot");
+                continue;
+            }
+            debug!("slots: v{v} and partner v{w} (freq {freq}) share a slot");
+            self.unite(sc, a, b);
+            self.stats.partner_slot_values += 1;
+        }
+    }
+
+    /// Gives each group a slot: one freed by groups that died, a hole in a busy one, or
+    /// a new one (only the last without `Options::slot_sharing`).
+    fn colour(&mut self, sc: &mut ColouringScratch, order: &mut Vec<(u32, u32, u32)>) {
+        order.clear();
+        for i in 0..sc.vreg.len() as u32 {
+            if find(&mut sc.parent, i) == i {
+                let (s, e) = sc.hull[i as usize];
+                order.push((s, e, i));
+            }
+        }
+        order.sort_unstable();
+        // Per class: (hull end, root) of busy slots — an entry is current while its root
+        // is still a root with that hull end — and (first unit, root) of free slots.
+        let mut active: [BinaryHeap<Reverse<(u32, u32)>>; 3] = Default::default();
+        let mut free: [BinaryHeap<Reverse<(usize, u32)>>; 3] = Default::default();
+        for &(start, _, g) in order.iter() {
+            let class = self.class_of(sc.vreg[g as usize]);
             let c = class as usize;
-            while let Some(&Reverse((e, slot))) = active[c].peek() {
+            while let Some(&Reverse((e, s))) = active[c].peek() {
                 if e > start {
                     break;
                 }
                 active[c].pop();
-                free[c].push(Reverse(slot));
+                if sc.parent[s as usize] == s && sc.hull[s as usize].1 == e {
+                    free[c].push(Reverse((sc.base[s as usize], s)));
+                }
             }
-            let reuse = if self.options.slot_sharing {
-                free[c].pop()
-            } else {
-                None
-            };
-            let slot = match reuse {
-                Some(Reverse(s)) => s,
-                None => self.ctx.slots.alloc(self.func, class),
-            };
-            active[c].push(Reverse((end, slot)));
-            self.ctx.vreg_slot[v as usize] = slot;
+            let mut target = None;
+            if self.options.slot_sharing {
+                target = free[c].pop().map(|Reverse((_, s))| s);
+                if target.is_none() {
+                    target = active[c]
+                        .iter()
+                        .take(PROBE_SCAN)
+                        .filter(|&&Reverse((e, s))| {
+                            sc.parent[s as usize] == s && sc.hull[s as usize].1 == e
+                        })
+                        .take(PROBES)
+                        .map(|&Reverse((_, s))| s)
+                        .find(|&s| !self.groups_overlap(sc, s, g));
+                    if let Some(s) = target {
+                        debug!(
+                            "slots: v{} fills a hole of slot {}",
+                            sc.vreg[g as usize], sc.base[s as usize]
+                        );
+                    }
+                }
+            }
+            match target {
+                Some(s) => {
+                    let end_before = sc.hull[s as usize].1;
+                    let was_free = end_before <= start;
+                    let r = self.unite(sc, s, g);
+                    let end = sc.hull[r as usize].1;
+                    // Keep exactly one current entry per busy slot.
+                    if was_free || r != s || end != end_before {
+                        active[c].push(Reverse((end, r)));
+                    }
+                }
+                None => {
+                    sc.base[g as usize] = self.ctx.slots.alloc(self.func, class);
+                    active[c].push(Reverse((sc.hull[g as usize].1, g)));
+                }
+            }
         }
-        self.stats.shared_slot_values = ranges.len();
-        self.ctx.scratch_slot_ranges = ranges;
     }
+}
+
+/// Union-find root of `i`, halving the path on the way.
+fn find(parent: &mut [u32], mut i: u32) -> u32 {
+    while parent[i as usize] != i {
+        let p = parent[i as usize];
+        parent[i as usize] = parent[p as usize];
+        i = p;
+    }
+    i
 }

@@ -3,6 +3,7 @@
 
 mod analysis;
 mod driver;
+mod finishing;
 mod moves;
 mod recolor;
 mod split;

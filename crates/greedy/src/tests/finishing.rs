@@ -1,0 +1,319 @@
+//! The finishing mechanisms, each compared with itself turned off: copy-partner spill
+//! slots, slot sharing (hulls and holes), redundant-move elimination across blocks.
+//! Every output, on or off, goes through regalloc2's checker.
+
+use ragreedy_testkit::builder::{FuncBuilder, env, listing_with_output};
+use ragreedy_testkit::check::check_output;
+use ragreedy_testkit::cost::cost;
+use regalloc2::{
+    Allocation, Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos, Output,
+    PReg, RegClass, VReg,
+};
+
+fn alloc_with<F: Function>(
+    f: &F,
+    e: &MachineEnv,
+    options: &crate::Options,
+) -> (Output, crate::Stats) {
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, e, options, &mut ctx).expect("allocates");
+    if let Err(err) = check_output(f, e, &out) {
+        panic!(
+            "checker rejected the allocation: {err}\n{}",
+            listing_with_output(f, &out)
+        );
+    }
+    (out, *ctx.stats())
+}
+
+/// A use that must read the value from the stack: the value is spilled up front.
+fn stack_use(v: VReg) -> Operand {
+    Operand::new(
+        v,
+        OperandConstraint::Stack,
+        OperandKind::Use,
+        OperandPos::Early,
+    )
+}
+
+/// The allocation of operand `k` of the `i`-th instruction.
+fn alloc_of(out: &Output, i: usize, k: usize) -> Allocation {
+    out.allocs[out.inst_alloc_offsets[i] as usize + k]
+}
+
+fn partner_slots_off() -> crate::Options {
+    crate::Options {
+        partner_slots: false,
+        ..Default::default()
+    }
+}
+
+/// `a` is passed to block parameter `p`; both live on the stack. `x` dies when `a`
+/// does and holds the lowest slot, so plain colouring gives `p` the slot of `x` and the
+/// edge needs a stack-to-stack copy; with partner slots `p` takes `a`'s slot and the
+/// copy disappears.
+#[test]
+fn spilled_block_param_takes_its_arguments_slot() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let (x, a, p) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.set_params(b1, &[p]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[stack_use(a)]);
+    b.inst(b0, &[stack_use(x)]);
+    b.jump(b0, b1, &[a]);
+    b.inst(b1, &[stack_use(p)]);
+    b.ret(b1, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let (off, stats_off) = alloc_with(&f, &e, &partner_slots_off());
+    assert_eq!(stats_on.partner_slot_values, 1, "{stats_on:?}");
+    assert_eq!(stats_off.partner_slot_values, 0, "{stats_off:?}");
+    // `a`'s stack use (inst 2) and `p`'s (inst 5) read one slot.
+    assert_eq!(alloc_of(&on, 2, 0), alloc_of(&on, 5, 0));
+    assert_ne!(alloc_of(&off, 2, 0), alloc_of(&off, 5, 0));
+    assert!(
+        on.edits.len() < off.edits.len(),
+        "on: {:?}\noff: {:?}",
+        on.edits,
+        off.edits
+    );
+    assert!(cost(&f, &e, &on).weighted < cost(&f, &e, &off).weighted);
+}
+
+/// A loop-carried value on the stack: header parameter `p`, latch argument `a`. When `p`
+/// dies before `a` is defined they share a slot and the back-edge copy disappears; when
+/// `p` is still live at `a`'s def they must not share (the checker would catch it).
+#[test]
+fn loop_carried_partners_share_a_slot_only_when_disjoint() {
+    for p_live_across_def in [false, true] {
+        let mut b = FuncBuilder::new();
+        let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+        let (init, p, a) = (
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+        );
+        b.set_params(b1, &[p]);
+        b.inst(b0, &[Operand::reg_def(init)]);
+        b.inst(b0, &[stack_use(init)]);
+        b.jump(b0, b1, &[init]);
+        b.inst(b1, &[stack_use(p)]);
+        b.inst(b1, &[Operand::reg_def(a)]);
+        b.inst(b1, &[stack_use(a)]);
+        if p_live_across_def {
+            b.inst(b1, &[stack_use(p)]);
+        }
+        b.branch(b1, &[], &[(b2, &[]), (b3, &[])]);
+        b.jump(b2, b1, &[a]);
+        b.ret(b3, &[]);
+        let f = b.build().func;
+        let e = env(2, 0);
+        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+        let (off, _) = alloc_with(&f, &e, &partner_slots_off());
+        let (p_at, a_at) = (alloc_of(&on, 3, 0), alloc_of(&on, 5, 0));
+        if p_live_across_def {
+            assert_ne!(p_at, a_at, "overlapping partners share a slot");
+        } else {
+            assert_eq!(p_at, a_at);
+            assert!(stats_on.partner_slot_values >= 1, "{stats_on:?}");
+            assert!(cost(&f, &e, &on).weighted <= cost(&f, &e, &off).weighted);
+        }
+    }
+}
+
+/// Two waves of values spilled under pressure, the second defined after the first died:
+/// with sharing the second wave reuses the first wave's slots, without it every value
+/// has its own.
+#[test]
+fn slot_sharing_uses_fewer_slots_than_one_per_value() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    for _ in 0..2 {
+        let vs = b.vregs(RegClass::Int, 5);
+        for &v in &vs {
+            b.inst(b0, &[Operand::reg_def(v)]);
+        }
+        for &v in vs.iter().rev() {
+            b.inst(b0, &[Operand::reg_use(v)]);
+        }
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (on, _) = alloc_with(&f, &e, &crate::Options::default());
+    let off_options = crate::Options {
+        slot_sharing: false,
+        ..Default::default()
+    };
+    let (off, stats_off) = alloc_with(&f, &e, &off_options);
+    assert!(
+        on.num_spillslots < off.num_spillslots,
+        "{} slots with sharing, {} without",
+        on.num_spillslots,
+        off.num_spillslots
+    );
+    assert!(off.num_spillslots >= stats_off.shared_slot_values);
+}
+
+/// `v` is live in blocks 0 and 2 but not in block 1, laid out between them; `w` lives
+/// only in block 1. Their hulls overlap, their segments do not: `w` fills the hole in
+/// `v`'s slot, so the function needs one slot, not two.
+#[test]
+fn a_value_fills_the_hole_in_another_values_slot() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let (v, w) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[stack_use(v)]);
+    // Layout b0, b1, b2, b3; edges b0 → b1, b0 → b2: each block after its predecessor.
+    b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+    b.inst(b1, &[Operand::reg_def(w)]);
+    b.inst(b1, &[stack_use(w)]);
+    b.jump(b1, b3, &[]);
+    b.inst(b2, &[stack_use(v)]);
+    b.jump(b2, b3, &[]);
+    b.ret(b3, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (on, _) = alloc_with(&f, &e, &crate::Options::default());
+    let off_options = crate::Options {
+        slot_sharing: false,
+        ..Default::default()
+    };
+    let (off, _) = alloc_with(&f, &e, &off_options);
+    assert_eq!(on.num_spillslots, 1, "{:?}", on.allocs);
+    assert_eq!(off.num_spillslots, 2);
+}
+
+fn cross_block_off() -> crate::Options {
+    crate::Options {
+        cross_block_redundant_moves: false,
+        ..Default::default()
+    }
+}
+
+/// A spilled value reloaded in a block and again in its only successor, into the same
+/// register, with nothing writing that register in between: the second reload goes.
+#[test]
+fn reload_in_the_single_successor_is_removed() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[stack_use(v)]);
+    b.inst(b0, &[Operand::reg_use(v)]);
+    b.jump(b0, b1, &[]);
+    b.inst(b1, &[Operand::reg_use(v)]);
+    b.ret(b1, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let (off, stats_off) = alloc_with(&f, &e, &cross_block_off());
+    assert!(
+        on.edits.len() < off.edits.len(),
+        "on: {:?}\noff: {:?}",
+        on.edits,
+        off.edits
+    );
+    assert!(
+        stats_on.cross_block_redundant_moves_removed >= 1,
+        "{stats_on:?}"
+    );
+    assert_eq!(stats_off.cross_block_redundant_moves_removed, 0);
+    assert!(stats_on.redundant_moves_removed > stats_off.redundant_moves_removed);
+}
+
+/// Both arms of a diamond and their merge block use `v` in r0; the merge block's reload
+/// is redundant when the fact "r0 holds v" holds at the end of every predecessor. When
+/// one arm clobbers r0 the fact dies in the intersection and the reload stays.
+#[test]
+fn reload_after_a_merge_needs_the_fact_on_every_path() {
+    for clobber_in_one_arm in [false, true] {
+        let mut b = FuncBuilder::new();
+        let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+        let v = b.vreg(RegClass::Int);
+        let r0 = PReg::new(0, RegClass::Int);
+        b.inst(b0, &[Operand::reg_def(v)]);
+        b.inst(b0, &[stack_use(v)]);
+        b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+        b.inst(b1, &[Operand::reg_fixed_use(v, r0)]);
+        b.jump(b1, b3, &[]);
+        b.inst(b2, &[Operand::reg_fixed_use(v, r0)]);
+        if clobber_in_one_arm {
+            b.inst_clobbers(b2, &[], &[r0]);
+        }
+        b.jump(b2, b3, &[]);
+        b.inst(b3, &[Operand::reg_fixed_use(v, r0)]);
+        b.ret(b3, &[]);
+        let f = b.build().func;
+        let e = env(2, 0);
+        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+        let (off, _) = alloc_with(&f, &e, &cross_block_off());
+        // The value is still in r0 from its def on entry to both arms, so their
+        // reloads go either way; the merge block's depends on the clobber.
+        let merge_first = f.block_insns(b3).first();
+        assert!(
+            !has_edit_before(&on, f.block_insns(b1).first()),
+            "{:?}",
+            on.edits
+        );
+        assert!(
+            !has_edit_before(&on, f.block_insns(b2).first()),
+            "{:?}",
+            on.edits
+        );
+        assert!(has_edit_before(&off, merge_first));
+        assert_eq!(
+            has_edit_before(&on, merge_first),
+            clobber_in_one_arm,
+            "{}",
+            listing_with_output(&f, &on)
+        );
+        assert!(on.edits.len() < off.edits.len(), "{:?}", on.edits);
+        assert!(
+            stats_on.cross_block_redundant_moves_removed >= 2,
+            "{stats_on:?}"
+        );
+    }
+}
+
+fn has_edit_before(out: &Output, inst: regalloc2::Inst) -> bool {
+    out.edits
+        .iter()
+        .any(|(p, _)| p.inst() == inst && p.pos() == regalloc2::InstPosition::Before)
+}
+
+/// A loop header reached by a back edge starts with no facts: the reload at its top
+/// stays although the entry path left the value in the register (the latch overwrote it).
+#[test]
+fn loop_header_keeps_its_reload() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let (v, t) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let r0 = PReg::new(0, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[stack_use(v)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, r0)]);
+    b.jump(b0, b1, &[]);
+    b.inst(b1, &[Operand::reg_fixed_use(v, r0)]);
+    b.branch(b1, &[], &[(b2, &[]), (b3, &[])]);
+    b.inst(b2, &[Operand::reg_fixed_def(t, r0)]);
+    b.inst(b2, &[Operand::reg_use(t)]);
+    b.jump(b2, b1, &[]);
+    b.ret(b3, &[]);
+    let f = b.build().func;
+    let (out, stats) = alloc_with(&f, &env(2, 0), &crate::Options::default());
+    assert_eq!(stats.cross_block_redundant_moves_removed, 0, "{stats:?}");
+    assert!(
+        has_edit_before(&out, f.block_insns(b1).first()),
+        "the header's reload went: {:?}",
+        out.edits
+    );
+}
