@@ -8,16 +8,23 @@
 //! Across blocks (`Options::cross_block_redundant_moves`), blocks are replayed in reverse
 //! postorder and a block starts from the facts that hold at the end of *every*
 //! predecessor (the intersection), restricted to its live-in values and, with a single
-//! predecessor, the arguments of that edge (its edge moves run at the block's start).
-//! A block with a predecessor not replayed yet (a back edge, an unreachable block)
-//! starts empty. Why this is sound: a fact "location L holds v" learned along a path of
-//! increasing RPO stays true until something on the path writes L, and every write on
-//! that path (instruction defs, clobbers, edge moves at the end of the predecessor or the
-//! start of the block) is replayed. No fact can name a block parameter of the block or a
-//! vreg defined in it: those are only mentioned in blocks it dominates, which come after
-//! it in RPO, so SSA redefinition (a later loop iteration) never meets a stale fact. It is
-//! also what regalloc2's checker concludes: it meets predecessor states by intersection
-//! and its block-parameter moves only add labels to the argument's locations.
+//! predecessor, the arguments of that edge (its edge moves run at the block's start). A
+//! block reached by a retreating edge (a loop header) starts from an assumption: first
+//! the facts of its forward predecessors, then, after each replay of the function,
+//! intersected with what its predecessors really ended with, until nothing shrinks (a
+//! fixed point: every block's facts hold at the end of all its predecessors). After
+//! `MAX_PASSES` replays without one, loop headers start empty, which needs no check.
+//!
+//! Why this is sound: a block only starts with facts about values live into it (or
+//! passed to it), which it does not define; inside the block a value's facts appear only
+//! at or after its def. So a def never leaves a stale fact about an older instance of its
+//! vreg (a previous loop iteration), and only writes, all replayed (instruction defs,
+//! clobbers, edge moves at the end of the predecessor or the start of the block), can
+//! break a fact. Dropping a move never changes the facts (its destination held the value
+//! already), so the replay that decides the drops is the one that checked the fixed
+//! point. It is also a subset of what regalloc2's checker concludes: it meets
+//! predecessor states by intersection, starting from "anything" at unvisited blocks, and
+//! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
 use hashbrown::HashMap;
@@ -38,17 +45,20 @@ pub(crate) struct Removed {
     pub cross_block: usize,
 }
 
+/// Replays of the function allowed to settle loop headers' facts.
+const MAX_PASSES: usize = 4;
+
 #[derive(Default)]
 pub(crate) struct RedundantMoves {
     holds: HashMap<u32, Fact>,
     keep: Vec<bool>,
     order: Vec<Block>,
-    /// Per block: its facts at the end, (location bits, vreg) sorted by location, kept
-    /// until every later successor in RPO has read them.
+    /// Per block: its facts at the end, (location bits, vreg) sorted by location,
+    /// restricted to values live out of it.
     end_state: Vec<Vec<(u32, u32)>>,
-    /// Per block: successors after it in RPO that have not read `end_state` yet.
-    readers_left: Vec<u32>,
-    /// Per vreg: `epoch` when it may be carried into the block being entered.
+    /// Per block reached by a retreating edge: the facts it is assumed to start with.
+    assumed: Vec<Option<Vec<(u32, u32)>>>,
+    /// Per vreg: `epoch` when it may be carried across the boundary at hand.
     carry: Vec<u32>,
     epoch: u32,
     meet: Vec<(u32, u32)>,
@@ -65,18 +75,55 @@ impl RedundantMoves {
         out: &mut Output,
     ) -> Removed {
         let edits = std::mem::take(&mut out.edits);
-        self.keep.clear();
-        self.keep.resize(edits.len(), true);
         let nb = f.num_blocks();
         self.order.clear();
-        if cross_block {
+        let removed = if cross_block {
             self.order.extend(an.cfg.postorder.iter().rev());
             self.order
                 .extend((0..nb).map(Block::new).filter(|&b| !an.cfg.is_reachable(b)));
-            self.prepare_states(f, an);
+            self.end_state.resize_with(nb, Vec::new);
+            self.assumed.clear();
+            self.assumed.resize(nb, None);
+            self.carry.resize(f.num_vregs(), 0);
+            let mut passes = 1;
+            loop {
+                let removed = self.pass(f, an, &edits, out, true);
+                if !self.refine_assumptions(f, an) {
+                    break removed;
+                }
+                passes += 1;
+                if passes > MAX_PASSES {
+                    log::debug!("redundant moves: loop headers unsettled, they start empty");
+                    for a in self.assumed.iter_mut().flatten() {
+                        a.clear();
+                    }
+                    break self.pass(f, an, &edits, out, true);
+                }
+            }
         } else {
             self.order.extend((0..nb).map(Block::new));
-        }
+            self.pass(f, an, &edits, out, false)
+        };
+        let mut i = 0;
+        out.edits = edits;
+        out.edits.retain(|_| {
+            i += 1;
+            self.keep[i - 1]
+        });
+        removed
+    }
+
+    /// One replay of every block; decides `keep` and, across blocks, the end states.
+    fn pass<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        an: &Analyses,
+        edits: &[(ProgPoint, Edit)],
+        out: &Output,
+        cross_block: bool,
+    ) -> Removed {
+        self.keep.clear();
+        self.keep.resize(edits.len(), true);
         let mut removed = Removed::default();
         for k in 0..self.order.len() {
             let b = self.order[k];
@@ -94,59 +141,20 @@ impl RedundantMoves {
                 self.replay_inst(f, out, inst);
                 self.replay_edits(&edits[..hi], &mut e, ProgPoint::after(inst), &mut removed);
             }
-            if cross_block && self.readers_left[b.index()] > 0 {
-                let state = &mut self.end_state[b.index()];
-                state.clear();
-                state.extend(self.holds.iter().map(|(&l, fact)| (l, fact.vreg)));
-                state.sort_unstable();
+            if cross_block {
+                self.save_end_state(f, an, b);
             }
         }
-        let mut i = 0;
-        out.edits = edits;
-        out.edits.retain(|_| {
-            i += 1;
-            self.keep[i - 1]
-        });
         removed
     }
 
-    /// Counts, per block, the successors that will read its end state.
-    fn prepare_states<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses) {
-        let nb = f.num_blocks();
-        self.end_state.resize_with(nb, Vec::new);
-        for s in &mut self.end_state[..nb] {
-            s.clear();
-        }
-        self.readers_left.clear();
-        self.readers_left.resize(nb, 0);
-        for &b in &an.cfg.postorder {
-            let rb = an.cfg.rpo_index[b.index()];
-            self.readers_left[b.index()] = f
-                .block_succs(b)
-                .iter()
-                .filter(|s| an.cfg.rpo_index[s.index()] > rb && readable(f, an, **s))
-                .count() as u32;
-        }
-        self.carry.resize(f.num_vregs(), 0);
-    }
-
-    /// Starts block `b` from the facts true at the end of all its predecessors.
-    fn enter<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
-        if !readable(f, an, b) {
-            return;
-        }
-        let preds = f.block_preds(b);
-        // Which vregs may be carried in: live-ins, and with one predecessor the branch
-        // arguments its edge moves read at this block's start.
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.carry.fill(0);
-            self.epoch = 1;
-        }
+    /// Marks in `carry` the vregs whose facts may cross into `b`: its live-ins and, with
+    /// a single predecessor, the arguments that predecessor passes it.
+    fn mark_carried_into<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
         for v in &an.live.livein[b.index()] {
             self.carry[v.vreg()] = self.epoch;
         }
-        if let [pred] = preds {
+        if let [pred] = f.block_preds(b) {
             let last = f.block_insns(*pred).last();
             if f.is_branch(last)
                 && let Some(i) = f.block_succs(*pred).iter().position(|&s| s == b)
@@ -156,25 +164,109 @@ impl RedundantMoves {
                 }
             }
         }
+    }
+
+    fn next_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.carry.fill(0);
+            self.epoch = 1;
+        }
+    }
+
+    /// Keeps the facts at the end of `b` about values some successor may carry in.
+    fn save_end_state<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
+        self.next_epoch();
+        for &s in f.block_succs(b) {
+            self.mark_carried_into(f, an, s);
+        }
+        let (carry, epoch) = (&self.carry, self.epoch);
+        let state = &mut self.end_state[b.index()];
+        state.clear();
+        state.extend(
+            self.holds
+                .iter()
+                .filter(|(_, fact)| carry[fact.vreg as usize] == epoch)
+                .map(|(&l, fact)| (l, fact.vreg)),
+        );
+        state.sort_unstable();
+    }
+
+    /// `self.meet` = the facts at the end of all of `b`'s predecessors (only those
+    /// replayed before it in this pass when `only_earlier`) that may cross into `b`.
+    fn meet_preds<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        an: &Analyses,
+        b: Block,
+        only_earlier: bool,
+    ) {
+        self.next_epoch();
+        self.mark_carried_into(f, an, b);
         self.meet.clear();
-        for (k, p) in preds.iter().enumerate() {
+        let rb = an.cfg.rpo_index[b.index()];
+        let mut first = true;
+        for p in f.block_preds(b) {
+            if only_earlier && an.cfg.rpo_index[p.index()] >= rb {
+                continue;
+            }
             let state = &self.end_state[p.index()];
-            if k == 0 {
+            if first {
                 let (carry, epoch) = (&self.carry, self.epoch);
                 self.meet.extend(
                     state
                         .iter()
                         .filter(|&&(_, v)| carry.get(v as usize) == Some(&epoch)),
                 );
+                first = false;
             } else {
                 intersect(&mut self.meet, state, &mut self.meet_tmp);
             }
-            let left = &mut self.readers_left[p.index()];
-            *left = left.saturating_sub(1);
-            if *left == 0 {
-                // Every reader is done: give the memory back.
-                self.end_state[p.index()] = Vec::new();
+        }
+    }
+
+    /// After a pass: intersects each loop header's assumption with what its
+    /// predecessors ended with. Returns whether any assumption shrank (then the pass
+    /// must be redone; otherwise the assumptions are a fixed point).
+    fn refine_assumptions<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses) -> bool {
+        let mut shrank = false;
+        for b in 0..f.num_blocks() {
+            let Some(mut assumed) = self.assumed[b].take() else {
+                continue;
+            };
+            if !assumed.is_empty() {
+                self.meet_preds(f, an, Block::new(b), false);
+                let before = assumed.len();
+                intersect(&mut assumed, &self.meet, &mut self.meet_tmp);
+                shrank |= assumed.len() < before;
             }
+            self.assumed[b] = Some(assumed);
+        }
+        shrank
+    }
+
+    /// Starts block `b` from the facts true at the end of all its predecessors (or, at a
+    /// loop header, from its current assumption).
+    fn enter<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
+        let rb = an.cfg.rpo_index[b.index()];
+        let preds = f.block_preds(b);
+        if b == f.entry_block()
+            || rb == u32::MAX
+            || preds.is_empty()
+            || preds.iter().any(|p| !an.cfg.is_reachable(*p))
+        {
+            return;
+        }
+        if preds.iter().all(|p| an.cfg.rpo_index[p.index()] < rb) {
+            self.meet_preds(f, an, b, false);
+        } else if let Some(a) = &self.assumed[b.index()] {
+            self.meet.clear();
+            self.meet.extend_from_slice(a);
+        } else {
+            // First visit of a loop header: assume what its forward predecessors
+            // (replayed already) agree on; `refine_assumptions` checks the rest.
+            self.meet_preds(f, an, b, true);
+            self.assumed[b.index()] = Some(self.meet.clone());
         }
         for &(l, vreg) in &self.meet {
             self.holds.insert(
@@ -259,17 +351,6 @@ fn fresh(vreg: usize) -> Fact {
         vreg: vreg as u32,
         inherited: false,
     }
-}
-
-/// Does block `b` start from its predecessors' facts? Only if every predecessor comes
-/// before it in reverse postorder (so is replayed already); never the entry.
-fn readable<F: Function + ?Sized>(f: &F, an: &Analyses, b: Block) -> bool {
-    let rb = an.cfg.rpo_index[b.index()];
-    let preds = f.block_preds(b);
-    b != f.entry_block()
-        && rb != u32::MAX
-        && !preds.is_empty()
-        && preds.iter().all(|p| an.cfg.rpo_index[p.index()] < rb)
 }
 
 /// `meet ∩= other` (both sorted by location, one fact per location).
