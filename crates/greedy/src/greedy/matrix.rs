@@ -5,7 +5,7 @@
 //! segment. Fixed reservations (fixed operands, clobbers) live beside it, read-only.
 
 use super::interval::{IntervalId, LiveInterval};
-use crate::analysis::intervals::{Reservation, Segment};
+use crate::analysis::intervals::{RegReservations, Segment};
 use regalloc2::{PReg, VReg};
 use std::collections::BTreeMap;
 
@@ -67,12 +67,16 @@ impl InterferenceMatrix {
     }
 
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
-        let u = &self.unions[preg.index()];
-        merged(segments).all(|s| {
-            u.range(..s.end)
-                .next_back()
-                .is_none_or(|(_, &(end, _))| end <= s.start)
-        })
+        merged(segments).all(|s| self.is_free_in(preg, s))
+    }
+
+    /// Is `preg` free over all of `seg`? The last occupant starting before `seg` ends is
+    /// the only one that can overlap it (occupants are disjoint).
+    pub fn is_free_in(&self, preg: PReg, seg: Segment) -> bool {
+        self.unions[preg.index()]
+            .range(..seg.end)
+            .next_back()
+            .is_none_or(|(_, &(end, _))| end <= seg.start)
     }
 
     /// The interval holding `preg` at point `p`, if any.
@@ -102,26 +106,38 @@ pub(crate) fn merged(segments: &[Segment]) -> impl Iterator<Item = Segment> + '_
 }
 
 /// Does a fixed reservation on this register, owned by another value (or a clobber),
-/// overlap `segments`?
+/// overlap `segments`? Each segment's search starts from the register's bucket index (or
+/// where the previous segment's stopped), not from a binary search over every
+/// reservation: calls leave thousands of clobbers on each caller-saved register.
 pub(crate) fn fixed_conflict(
-    reservations: &[Reservation],
+    reservations: &RegReservations,
     segments: &[Segment],
     owner: VReg,
 ) -> bool {
     if reservations.is_empty() {
         return false;
     }
-    merged(segments).any(|s| {
-        let i = reservations.partition_point(|r| r.end <= s.start);
-        reservations[i..]
-            .iter()
-            .take_while(|r| r.start < s.end)
-            .any(|r| r.owner != owner)
-    })
+    let mut lo = 0;
+    merged(segments).any(|s| fixed_conflict_from(reservations, &mut lo, s, owner))
+}
+
+/// `fixed_conflict` for one segment, for callers probing sorted segments in order:
+/// `lo` carries the search position from one call to the next.
+pub(crate) fn fixed_conflict_from(
+    reservations: &RegReservations,
+    lo: &mut usize,
+    seg: Segment,
+    owner: VReg,
+) -> bool {
+    *lo = reservations.first_ending_after(*lo, seg.start);
+    reservations[*lo..]
+        .iter()
+        .take_while(|r| r.start < seg.end)
+        .any(|r| r.owner != owner)
 }
 
 /// Is the register reserved at point `p` (by anyone)?
-pub(crate) fn reserved_at(reservations: &[Reservation], p: u32) -> bool {
+pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
     let i = reservations.partition_point(|r| r.end <= p);
     i < reservations.len() && reservations[i].start <= p
 }

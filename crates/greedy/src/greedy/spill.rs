@@ -84,7 +84,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// Does this operand need its value in a register (other than a fixed one, which is
     /// served by a copy to or from the fixed register)?
-    fn needs_register(&self, u: &UseSite) -> bool {
+    pub(super) fn needs_register(&self, u: &UseSite) -> bool {
         match u.operand.constraint() {
             OperandConstraint::Reg | OperandConstraint::Limit(_) => {
                 // The reused input of a two-address instruction is read from the output's

@@ -330,18 +330,51 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             start: (2 * insts[a]).max(seg.start),
             end: (2 * insts[b] + 2).min(seg.end),
         };
+        // The segment as alternating cells: use instruction k is cell 2k, the gap after it
+        // cell 2k + 1 (possibly empty). A window of uses a..=b is free in a register iff
+        // cells 2a..=2b are, so each candidate costs one probe per cell (logarithmic in
+        // the register's occupants, however many there are in a long gap) instead of a
+        // probe of the whole window per extension.
+        let n_cells = 2 * insts.len() - 1;
+        // bounds[c]..bounds[c + 1] is cell c.
+        let mut bounds: Vec<u32> = Vec::with_capacity(n_cells + 1);
+        bounds.push(window_of(0, 0).start);
+        for k in 0..insts.len() {
+            bounds.push(window_of(k, k).end);
+            if k + 1 < insts.len() {
+                bounds.push((2 * insts[k + 1]).min(seg.end));
+            }
+        }
+        let mut blocked_cell = vec![false; n_cells];
         let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         for p in candidates {
+            let reservations = &self.an.intervals.fixed[p.index()];
+            let mut lo = 0;
+            for c in 0..n_cells {
+                let cell = Segment {
+                    start: bounds[c],
+                    end: bounds[c + 1],
+                };
+                blocked_cell[c] = cell.start < cell.end
+                    && (!self.ctx.matrix.is_free_in(p, cell)
+                        || crate::greedy::matrix::fixed_conflict_from(
+                            reservations,
+                            &mut lo,
+                            cell,
+                            iv.vreg,
+                        ));
+            }
             let mut a = 0;
             while a < insts.len() {
                 // Extend from `a` while the register stays free.
-                let mut b = a;
-                if !self.segment_free(p, iv, window_of(a, a)) {
+                if blocked_cell[2 * a] {
                     a += 1;
                     continue;
                 }
-                while b + 1 < insts.len() && self.segment_free(p, iv, window_of(a, b + 1)) {
+                let mut b = a;
+                while b + 1 < insts.len() && !blocked_cell[2 * b + 1] && !blocked_cell[2 * b + 2]
+                {
                     b += 1;
                 }
                 let w = window_of(a, b);
@@ -476,6 +509,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .sum::<u32>(),
             old_segments.iter().map(Segment::len).sum::<u32>()
         );
+        // The retired interval leaves its vreg's piece list: the list is only read for
+        // hints (assigned pieces), and every interval of a long-lived value scans it, so
+        // dead entries would make that quadratic in the number of splits.
+        let pieces = &mut self.ctx.vreg_pieces[vreg.vreg()];
+        if let Some(k) = pieces.iter().position(|&x| x == id) {
+            pieces.remove(k);
+        }
         // Each use goes to the product whose segment holds its first point: one sorted
         // table of (segment, product) and a binary search per use.
         let mut products = products;
