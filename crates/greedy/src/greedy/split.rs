@@ -345,10 +345,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 bounds.push((2 * insts[k + 1]).min(seg.end));
             }
         }
+        // The most uses a window may hold: all of them, unless that window is the whole
+        // segment (no progress). Fewer than two is not worth a split, and a window of the
+        // most uses with the least length cannot be beaten: stop there.
+        let m = insts.len();
+        let whole = window_of(0, m - 1);
+        let (most, least_len) = if whole.start > seg.start || whole.end < seg.end {
+            (m, whole.len())
+        } else {
+            (m - 1, window_of(0, m - 2).len().min(window_of(1, m - 1).len()))
+        };
+        if most < 2 {
+            return false;
+        }
         let mut blocked_cell = vec![false; n_cells];
         let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         for p in candidates {
+            if best.is_some_and(|(u, len, ..)| u == most && len == least_len) {
+                break;
+            }
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
             for c in 0..n_cells {
@@ -367,6 +383,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             let mut a = 0;
             while a < insts.len() {
+                // Runs from here on hold fewer uses than the best: they cannot win.
+                if best.is_some_and(|(u, ..)| m - a < u) {
+                    break;
+                }
                 // Extend from `a` while the register stays free.
                 if blocked_cell[2 * a] {
                     a += 1;
