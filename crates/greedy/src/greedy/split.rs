@@ -84,12 +84,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         Self::uses_range(iv, s).len()
     }
 
-    fn segment_free(&self, p: PReg, iv: &LiveInterval, s: Segment) -> bool {
-        let segs = [s];
-        !crate::greedy::matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &segs, iv.vreg)
-            && self.ctx.matrix.is_free(p, &segs)
-    }
-
     // ----- Region splitting -----------------------------------------------------------
 
     /// For each candidate register, label every block segment "register" or "stack":
@@ -153,19 +147,31 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
         let mut best: Option<(f32, PReg, Vec<bool>)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        let threshold = spill_all * HYSTERESIS;
+        let mut free: Vec<bool> = Vec::with_capacity(n);
         for p in candidates {
-            let free: Vec<bool> = iv
-                .segments
-                .iter()
-                .map(|&s| self.segment_free(p, iv, s))
-                .collect();
+            let reservations = &self.an.intervals.fixed[p.index()];
+            let mut lo = 0;
+            free.clear();
+            free.extend(iv.segments.iter().map(|&s| {
+                !crate::greedy::matrix::fixed_conflict_from(reservations, &mut lo, s, iv.vreg)
+                    && self.ctx.matrix.is_free_in(p, s)
+            }));
             if !free.iter().any(|&x| x) {
+                continue;
+            }
+            // Segments with interference stay on the stack whatever the labelling: their
+            // cost bounds the candidate's from below, and a candidate that cannot beat the
+            // best so far (or spilling) is not worth a descent.
+            let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
+            if forced >= threshold || best.as_ref().is_some_and(|(c, _, _)| forced >= *c) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
-            let (mut cost, mut label) = descend(free.clone(), &free, &stack_cost, &boundary, &adj);
+            let (mut cost, mut label) =
+                descend(free.clone(), &free, &stack_cost, &boundary, &adj);
             let with_uses: Vec<bool> = (0..n).map(|k| free[k] && stack_cost[k] > 0.0).collect();
             let (cost2, label2) = descend(with_uses, &free, &stack_cost, &boundary, &adj);
             if cost2 < cost {
@@ -182,7 +188,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let Some((cost, p, label)) = best else {
             return false;
         };
-        if cost >= spill_all * HYSTERESIS {
+        if cost >= threshold {
             return false;
         }
         let iv = &self.ctx.intervals[id];
