@@ -80,10 +80,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         &iv.uses[lo..hi.max(lo)]
     }
 
-    fn uses_in(iv: &LiveInterval, s: &Segment) -> usize {
-        Self::uses_range(iv, s).len()
-    }
-
     // ----- Region splitting -----------------------------------------------------------
 
     /// For each candidate register, label every block segment "register" or "stack":
@@ -106,7 +102,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let stack_cost: Vec<f32> = iv
             .segments
             .iter()
-            .map(|s| MEMORY_COST * self.freq_of_point(s.start) * Self::uses_in(iv, s) as f32)
+            .map(|s| {
+                // Operands that accept the stack read the spill slot at no cost.
+                let needy = Self::uses_range(iv, s)
+                    .iter()
+                    .filter(|u| self.needs_register(u))
+                    .count();
+                MEMORY_COST * self.freq_of_point(s.start) * needy as f32
+            })
             .collect();
         // Edges between segments: (segment a, segment b, cost of a transition).
         let mut links: Vec<(usize, usize, f32)> = Vec::new();
@@ -201,7 +204,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut in_mem = Vec::new();
         let mut local_pieces = Vec::new();
         for k in (0..n).filter(|&k| !label[k]) {
-            match Self::carve_uses(iv, iv.segments[k], &mut in_mem) {
+            match self.carve_uses(iv, iv.segments[k], &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
                 None => in_mem.push(iv.segments[k]),
             }
@@ -236,10 +239,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// The part of block segment `s` from its first to its last use instruction, if it
     /// holds at least two of them; the rest of `s` goes to `rest`. Boundaries fall on
     /// instruction boundaries (or on `s`'s own ends).
-    fn carve_uses(iv: &LiveInterval, s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
+    fn carve_uses(
+        &self,
+        iv: &LiveInterval,
+        s: Segment,
+        rest: &mut Vec<Segment>,
+    ) -> Option<Segment> {
         let mut insts = Self::uses_range(iv, &s)
             .iter()
-            .filter(|u| u.first >= s.start && u.first < s.end)
+            .filter(|u| u.first >= s.start && u.first < s.end && self.needs_register(u))
             .map(|u| u.inst.index() as u32);
         let first = insts.next()?;
         let last = insts.max()?;
@@ -277,7 +285,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut products = Vec::new();
         let mut rest = Vec::new();
         for &s in &iv.segments {
-            match Self::carve_uses(iv, s, &mut rest) {
+            match self.carve_uses(iv, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: vec![piece],
                     stage: Stage::New,
@@ -318,11 +326,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let seg = iv.segments[0];
-        // Only operands inside the segment count (a fixed def's site precedes it).
+        // Only operands inside the segment count (a fixed def's site precedes it), and
+        // only those that need a register: the others read the spill slot for free.
         let mut insts: Vec<u32> = iv
             .uses
             .iter()
-            .filter(|u| u.first >= seg.start && u.first < seg.end)
+            .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
             .map(|u| u.inst.index() as u32)
             .collect();
         insts.dedup();
@@ -474,11 +483,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// (each piece may still find a register when dequeued).
     fn try_instruction_split(&mut self, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
+        // Fixed operands are served by a copy from wherever the value lives, a reload as
+        // cheap as any piece's: the split only pays where some operand needs a register
+        // of its own, which a piece around it may find.
         if iv.segments.len() != 1
             || !iv
                 .uses
                 .iter()
                 .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
+            || !iv.uses.iter().any(|u| self.needs_register(u))
         {
             return false;
         }
