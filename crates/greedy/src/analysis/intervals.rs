@@ -218,7 +218,8 @@ impl LiveIntervals {
         for r in &mut self.fixed {
             r.list.clear();
         }
-        self.fixed.resize_with(PReg::NUM_INDEX, RegReservations::default);
+        self.fixed
+            .resize_with(PReg::NUM_INDEX, RegReservations::default);
 
         for b in (0..f.num_blocks()).rev() {
             let block = Block::new(b);

@@ -243,3 +243,57 @@ pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
     let i = reservations.partition_point(|r| r.end <= p);
     i < reservations.len() && reservations[i].start <= p
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    /// The chunked union against a plain list, over random inserts and removals of
+    /// disjoint segments (enough of them to split and drop chunks).
+    #[test]
+    fn union_matches_a_plain_list() {
+        let mut u = Union::default();
+        let mut model: Vec<(u32, u32, usize)> = Vec::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for step in 0..20_000 {
+            let start = next(4000) as u32 * 2;
+            let end = start + 1 + next(6) as u32;
+            let overlaps = model.iter().any(|&(s, e, _)| s < end && start < e);
+            if next(3) > 0 && !overlaps {
+                u.insert(Entry {
+                    start,
+                    end,
+                    id: IntervalId::new(step),
+                });
+                model.push((start, end, step));
+            } else if let Some(k) = (!model.is_empty()).then(|| next(model.len() as u64) as usize) {
+                u.remove(model[k].0);
+                model.swap_remove(k);
+            }
+            let p = next(8010) as u32;
+            let expect = model
+                .iter()
+                .filter(|&&(s, _, _)| s < p)
+                .max_by_key(|&&(s, _, _)| s)
+                .map(|&(s, _, id)| (s, id));
+            let got = u.rev_before(p).next().map(|e| (e.start, e.id.index()));
+            assert_eq!(got, expect, "step {step}, probe {p}");
+            let walked: Vec<u32> = u.rev_before(p).map(|e| e.start).collect();
+            let mut starts: Vec<u32> = model.iter().map(|m| m.0).filter(|&s| s < p).collect();
+            starts.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(walked, starts);
+        }
+        assert!(
+            u.chunks
+                .iter()
+                .all(|c| !c.is_empty() && c.len() <= CHUNK_MAX)
+        );
+    }
+}

@@ -173,8 +173,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
-            let (mut cost, mut label) =
-                descend(free.clone(), &free, &stack_cost, &boundary, &adj);
+            let (mut cost, mut label) = descend(free.clone(), &free, &stack_cost, &boundary, &adj);
             let with_uses: Vec<bool> = (0..n).map(|k| free[k] && stack_cost[k] > 0.0).collect();
             let (cost2, label2) = descend(with_uses, &free, &stack_cost, &boundary, &adj);
             if cost2 < cost {
@@ -368,7 +367,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let (most, least_len) = if whole.start > seg.start || whole.end < seg.end {
             (m, whole.len())
         } else {
-            (m - 1, window_of(0, m - 2).len().min(window_of(1, m - 1).len()))
+            (
+                m - 1,
+                window_of(0, m - 2).len().min(window_of(1, m - 1).len()),
+            )
         };
         if most < 2 {
             return false;
@@ -408,8 +410,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 let mut b = a;
-                while b + 1 < insts.len() && !blocked_cell[2 * b + 1] && !blocked_cell[2 * b + 2]
-                {
+                while b + 1 < insts.len() && !blocked_cell[2 * b + 1] && !blocked_cell[2 * b + 2] {
                     b += 1;
                 }
                 let w = window_of(a, b);
