@@ -187,12 +187,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 best = Some((cost, p, label));
             }
         }
-        let Some((cost, p, label)) = best else {
-            return false;
+        let Some((cost, p, label)) = best.filter(|(c, _, _)| *c < threshold) else {
+            return self.try_compact_region(id, &stack_cost, &boundary, &adj, threshold);
         };
-        if cost >= threshold {
-            return false;
-        }
         let iv = &self.ctx.intervals[id];
         let in_reg: Vec<Segment> = (0..n)
             .filter(|&k| label[k])
@@ -232,6 +229,65 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             assign: None,
         }));
         self.split_into(id, products);
+        true
+    }
+
+    /// LLVM's compact region, tried when no candidate register wins: no register chosen
+    /// yet, the value keeps one of its own in the blocks with operands that need one and
+    /// is spilled in the blocks it only passes through. The same descent labels it (only
+    /// use blocks may take the register, so through blocks join nothing and a use block
+    /// whose transitions cost more than its operands goes back to the stack); if that
+    /// beats spilling, the register part becomes one new interval, queued like any other
+    /// (fewer segments than the original, so this terminates), the rest goes to Spill.
+    fn try_compact_region(
+        &mut self,
+        id: IntervalId,
+        stack_cost: &[f32],
+        boundary: &[f32],
+        adj: &[Vec<(usize, f32)>],
+        threshold: f32,
+    ) -> bool {
+        let n = stack_cost.len();
+        let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
+        // Only worth it where use blocks touch: isolated ones are the block splitter's.
+        if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
+            return false;
+        }
+        let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
+        let regs = label.iter().filter(|&&x| x).count();
+        if regs < 2 || regs == n || cost >= threshold {
+            return false;
+        }
+        let iv = &self.ctx.intervals[id];
+        let mut compact = Vec::with_capacity(regs);
+        let mut rest = Vec::with_capacity(n - regs);
+        for (k, &s) in iv.segments.iter().enumerate() {
+            if label[k] {
+                compact.push(s);
+            } else {
+                rest.push(s);
+            }
+        }
+        debug!(
+            "{id} ({}): compact region, {regs} of {n} block segments, cost {cost} vs spill threshold {threshold}",
+            iv.vreg
+        );
+        self.stats.region_splits += 1;
+        self.split_into(
+            id,
+            vec![
+                Product {
+                    segments: compact,
+                    stage: Stage::New,
+                    assign: None,
+                },
+                Product {
+                    segments: rest,
+                    stage: Stage::Spill,
+                    assign: None,
+                },
+            ],
+        );
         true
     }
 
