@@ -67,6 +67,82 @@ pub(crate) struct Reservation {
     pub owner: VReg,
 }
 
+/// The reservations of one physical register, sorted and disjoint (so sorted by end as
+/// well), with a coarse index: `bucket[k]` is the first reservation ending after point
+/// `k * BUCKET_POINTS`. A caller-saved register carries a clobber per call, thousands in a
+/// big function, and register probes ask "the first reservation ending after p" for every
+/// candidate of every interval; the index turns that search into a lookup and a short scan.
+#[derive(Default)]
+pub(crate) struct RegReservations {
+    list: Vec<Reservation>,
+    bucket: Vec<u32>,
+}
+
+/// Points per bucket of the reservation index (64 instructions).
+const BUCKET_POINTS: u32 = 128;
+
+impl std::ops::Deref for RegReservations {
+    type Target = [Reservation];
+    fn deref(&self) -> &[Reservation] {
+        &self.list
+    }
+}
+
+impl RegReservations {
+    /// The index of the first reservation at or after `lo` that ends after point `p`.
+    pub fn first_ending_after(&self, lo: usize, p: Point) -> usize {
+        let list = &self.list;
+        let n = list.len();
+        let mut i = match self.bucket.get((p / BUCKET_POINTS) as usize) {
+            Some(&b) => lo.max(b as usize),
+            None => lo.max(n),
+        };
+        // Within a bucket the scan is short (one clobber per instruction at most); past a
+        // few steps it gallops, so a caller-chosen `lo` far behind stays cheap.
+        let mut steps = 0;
+        while i < n && list[i].end <= p {
+            i += 1;
+            steps += 1;
+            if steps == 8 {
+                return gallop(list, i, p);
+            }
+        }
+        i
+    }
+
+    fn build_index(&mut self, points: Point) {
+        self.bucket.clear();
+        if self.list.is_empty() {
+            return;
+        }
+        let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
+        let mut i = 0;
+        for k in 0..buckets {
+            let p = k as u32 * BUCKET_POINTS;
+            while i < self.list.len() && self.list[i].end <= p {
+                i += 1;
+            }
+            self.bucket.push(i as u32);
+        }
+    }
+}
+
+/// The first index at or after `lo` whose reservation ends after `p`: exponential search.
+fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
+    let n = list.len();
+    if lo >= n || list[lo].end > p {
+        return lo;
+    }
+    // Invariant: list[lo + step / 2] ends at or before `p`.
+    let mut step = 1;
+    while lo + step < n && list[lo + step].end <= p {
+        step *= 2;
+    }
+    let a = lo + step / 2 + 1;
+    let b = (lo + step).min(n);
+    a + list[a..b].partition_point(|r| r.end <= p)
+}
+
 /// The vreg an instruction's reuse constraint copies from, if any.
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
     ops.iter().find_map(|op| match op.constraint() {
@@ -102,7 +178,7 @@ pub(crate) struct LiveIntervals {
     pub uses: Vec<UseSite>,
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
-    pub fixed: Vec<Vec<Reservation>>,
+    pub fixed: Vec<RegReservations>,
     raw_segments: Vec<(u32, Segment)>,
     raw_uses: Vec<(u32, UseSite)>,
     open_end: Vec<Point>,
@@ -140,9 +216,10 @@ impl LiveIntervals {
         self.out_stamp.clear();
         self.out_stamp.resize(nv, u32::MAX);
         for r in &mut self.fixed {
-            r.clear();
+            r.list.clear();
         }
-        self.fixed.resize_with(PReg::NUM_INDEX, Vec::new);
+        self.fixed
+            .resize_with(PReg::NUM_INDEX, RegReservations::default);
 
         for b in (0..f.num_blocks()).rev() {
             let block = Block::new(b);
@@ -161,8 +238,15 @@ impl LiveIntervals {
         );
         group(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
 
-        for list in &mut self.fixed {
+        let points = f
+            .num_insts()
+            .checked_mul(2)
+            .and_then(|p| Point::try_from(p).ok())
+            .unwrap_or(Point::MAX);
+        for reservations in &mut self.fixed {
+            let list = &mut reservations.list;
             if list.len() < 2 {
+                reservations.build_index(points);
                 continue;
             }
             list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
@@ -185,6 +269,7 @@ impl LiveIntervals {
                 out += 1;
             }
             list.truncate(out);
+            reservations.build_index(points);
         }
         Ok(())
     }
@@ -230,7 +315,7 @@ impl LiveIntervals {
             let ops = f.inst_operands(inst);
             let b = before(inst);
             for clobber in f.inst_clobbers(inst) {
-                self.fixed[clobber.index()].push(Reservation {
+                self.fixed[clobber.index()].list.push(Reservation {
                     start: b + 1,
                     end: b + 2,
                     owner: VReg::invalid(),
@@ -244,7 +329,7 @@ impl LiveIntervals {
                 let v = op.vreg();
                 let (first, _) = self.record_site(inst, k, op, reused);
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].push(Reservation {
+                    self.fixed[p.index()].list.push(Reservation {
                         start: first,
                         end: b + 2,
                         owner: v,
@@ -286,7 +371,7 @@ impl LiveIntervals {
                 let v = op.vreg();
                 let (first, lastp) = self.record_site(inst, k, op, reused);
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].push(Reservation {
+                    self.fixed[p.index()].list.push(Reservation {
                         start: first,
                         end: lastp + 1,
                         owner: v,

@@ -1,18 +1,115 @@
 //! `InterferenceMatrix`: per physical register, the union of the segments of the
 //! intervals assigned to it (LLVM's `LiveRegMatrix` over `LiveIntervalUnion`s). Segments
-//! in one union never overlap, so an ordered map keyed by segment start answers
+//! in one union never overlap, so a sorted structure keyed by segment start answers
 //! "which assigned intervals overlap this one on register P" in logarithmic time per
 //! segment. Fixed reservations (fixed operands, clobbers) live beside it, read-only.
 
 use super::interval::{IntervalId, LiveInterval};
-use crate::analysis::intervals::{Reservation, Segment};
+use crate::analysis::intervals::{RegReservations, Segment};
 use regalloc2::{PReg, VReg};
-use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub(crate) struct InterferenceMatrix {
-    /// Per register index: segment start → (segment end, owner).
-    unions: Vec<BTreeMap<u32, (u32, IntervalId)>>,
+    /// Per register index: the assigned segments, ordered by start.
+    unions: Vec<Union>,
+}
+
+/// One assigned segment in a register's union.
+#[derive(Clone, Copy)]
+struct Entry {
+    start: u32,
+    end: u32,
+    id: IntervalId,
+}
+
+/// Entries per chunk of a union before it is halved.
+const CHUNK_MAX: usize = 64;
+
+/// A register's assigned segments (disjoint, so ordered by start and by end alike) as a
+/// sorted run of small sorted chunks, with the chunks' first starts in a separate flat
+/// array: a probe is a binary search over that array (a few cache lines for thousands of
+/// entries) and one inside a chunk, and an insertion or removal moves at most a chunk.
+/// The standard `BTreeMap` it replaces walked down two edges of a deeper tree per range
+/// probe, which made register probes the largest cost after hints on huge functions.
+#[derive(Default)]
+struct Union {
+    heads: Vec<u32>,
+    chunks: Vec<Vec<Entry>>,
+}
+
+impl Union {
+    fn clear(&mut self) {
+        self.heads.clear();
+        self.chunks.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    /// Position (chunk, index) of the last entry starting before `p`, if any.
+    fn last_before(&self, p: u32) -> Option<(usize, usize)> {
+        let c = self.heads.partition_point(|&h| h < p).checked_sub(1)?;
+        let chunk = &self.chunks[c];
+        // `heads[c] < p`, so the chunk's first entry qualifies and `i >= 1`.
+        let i = chunk.partition_point(|e| e.start < p);
+        Some((c, i - 1))
+    }
+
+    /// Entries starting before `p`, latest first.
+    fn rev_before(&self, p: u32) -> impl Iterator<Item = Entry> + '_ {
+        let mut pos = self.last_before(p);
+        std::iter::from_fn(move || {
+            let (c, i) = pos?;
+            let e = self.chunks[c][i];
+            pos = if i > 0 {
+                Some((c, i - 1))
+            } else if c > 0 {
+                Some((c - 1, self.chunks[c - 1].len() - 1))
+            } else {
+                None
+            };
+            Some(e)
+        })
+    }
+
+    fn insert(&mut self, e: Entry) {
+        if self.chunks.is_empty() {
+            self.heads.push(e.start);
+            self.chunks.push(vec![e]);
+            return;
+        }
+        // The chunk whose head is the last at or before `e.start` (or the first chunk).
+        let c = self
+            .heads
+            .partition_point(|&h| h <= e.start)
+            .saturating_sub(1);
+        let chunk = &mut self.chunks[c];
+        let i = chunk.partition_point(|x| x.start < e.start);
+        chunk.insert(i, e);
+        self.heads[c] = chunk[0].start;
+        if chunk.len() > CHUNK_MAX {
+            let tail = chunk.split_off(CHUNK_MAX / 2);
+            self.heads.insert(c + 1, tail[0].start);
+            self.chunks.insert(c + 1, tail);
+        }
+    }
+
+    fn remove(&mut self, start: u32) {
+        let Some(c) = self.heads.partition_point(|&h| h <= start).checked_sub(1) else {
+            return;
+        };
+        let chunk = &mut self.chunks[c];
+        if let Ok(i) = chunk.binary_search_by_key(&start, |x| x.start) {
+            chunk.remove(i);
+            if chunk.is_empty() {
+                self.heads.remove(c);
+                self.chunks.remove(c);
+            } else {
+                self.heads[c] = chunk[0].start;
+            }
+        }
+    }
 }
 
 impl InterferenceMatrix {
@@ -20,21 +117,28 @@ impl InterferenceMatrix {
         for u in &mut self.unions {
             u.clear();
         }
-        self.unions.resize_with(PReg::NUM_INDEX, BTreeMap::new);
+        self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
 
     pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
         for s in merged(&iv.segments) {
-            let prev = u.insert(s.start, (s.end, id));
-            debug_assert!(prev.is_none(), "{id} overlaps on {preg}");
+            debug_assert!(
+                u.rev_before(s.end).next().is_none_or(|e| e.end <= s.start),
+                "{id} overlaps on {preg}"
+            );
+            u.insert(Entry {
+                start: s.start,
+                end: s.end,
+                id,
+            });
         }
     }
 
     pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
         for s in merged(&iv.segments) {
-            u.remove(&s.start);
+            u.remove(s.start);
         }
     }
 
@@ -52,12 +156,12 @@ impl InterferenceMatrix {
             return;
         }
         for s in merged(segments) {
-            for (_, &(end, id)) in u.range(..s.end).rev() {
-                if end <= s.start {
+            for e in u.rev_before(s.end) {
+                if e.end <= s.start {
                     break;
                 }
-                if !out.contains(&id) {
-                    out.push(id);
+                if !out.contains(&e.id) {
+                    out.push(e.id);
                     if out.len() > limit {
                         return;
                     }
@@ -67,21 +171,23 @@ impl InterferenceMatrix {
     }
 
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
+        merged(segments).all(|s| self.is_free_in(preg, s))
+    }
+
+    /// Is `preg` free over all of `seg`? The last occupant starting before `seg` ends is
+    /// the only one that can overlap it (occupants are disjoint).
+    pub fn is_free_in(&self, preg: PReg, seg: Segment) -> bool {
         let u = &self.unions[preg.index()];
-        merged(segments).all(|s| {
-            u.range(..s.end)
-                .next_back()
-                .is_none_or(|(_, &(end, _))| end <= s.start)
-        })
+        u.last_before(seg.end)
+            .is_none_or(|(c, i)| u.chunks[c][i].end <= seg.start)
     }
 
     /// The interval holding `preg` at point `p`, if any.
     pub fn occupant(&self, preg: PReg, p: u32) -> Option<IntervalId> {
         let u = &self.unions[preg.index()];
-        u.range(..=p)
-            .next_back()
-            .filter(|(_, (end, _))| *end > p)
-            .map(|(_, &(_, id))| id)
+        let (c, i) = u.last_before(p + 1)?;
+        let e = u.chunks[c][i];
+        (e.end > p).then_some(e.id)
     }
 }
 
@@ -102,26 +208,92 @@ pub(crate) fn merged(segments: &[Segment]) -> impl Iterator<Item = Segment> + '_
 }
 
 /// Does a fixed reservation on this register, owned by another value (or a clobber),
-/// overlap `segments`?
+/// overlap `segments`? Each segment's search starts from the register's bucket index (or
+/// where the previous segment's stopped), not from a binary search over every
+/// reservation: calls leave thousands of clobbers on each caller-saved register.
 pub(crate) fn fixed_conflict(
-    reservations: &[Reservation],
+    reservations: &RegReservations,
     segments: &[Segment],
     owner: VReg,
 ) -> bool {
     if reservations.is_empty() {
         return false;
     }
-    merged(segments).any(|s| {
-        let i = reservations.partition_point(|r| r.end <= s.start);
-        reservations[i..]
-            .iter()
-            .take_while(|r| r.start < s.end)
-            .any(|r| r.owner != owner)
-    })
+    let mut lo = 0;
+    merged(segments).any(|s| fixed_conflict_from(reservations, &mut lo, s, owner))
+}
+
+/// `fixed_conflict` for one segment, for callers probing sorted segments in order:
+/// `lo` carries the search position from one call to the next.
+pub(crate) fn fixed_conflict_from(
+    reservations: &RegReservations,
+    lo: &mut usize,
+    seg: Segment,
+    owner: VReg,
+) -> bool {
+    *lo = reservations.first_ending_after(*lo, seg.start);
+    reservations[*lo..]
+        .iter()
+        .take_while(|r| r.start < seg.end)
+        .any(|r| r.owner != owner)
 }
 
 /// Is the register reserved at point `p` (by anyone)?
-pub(crate) fn reserved_at(reservations: &[Reservation], p: u32) -> bool {
+pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
     let i = reservations.partition_point(|r| r.end <= p);
     i < reservations.len() && reservations[i].start <= p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    /// The chunked union against a plain list, over random inserts and removals of
+    /// disjoint segments (enough of them to split and drop chunks).
+    #[test]
+    fn union_matches_a_plain_list() {
+        let mut u = Union::default();
+        let mut model: Vec<(u32, u32, usize)> = Vec::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for step in 0..20_000 {
+            let start = next(4000) as u32 * 2;
+            let end = start + 1 + next(6) as u32;
+            let overlaps = model.iter().any(|&(s, e, _)| s < end && start < e);
+            if next(3) > 0 && !overlaps {
+                u.insert(Entry {
+                    start,
+                    end,
+                    id: IntervalId::new(step),
+                });
+                model.push((start, end, step));
+            } else if let Some(k) = (!model.is_empty()).then(|| next(model.len() as u64) as usize) {
+                u.remove(model[k].0);
+                model.swap_remove(k);
+            }
+            let p = next(8010) as u32;
+            let expect = model
+                .iter()
+                .filter(|&&(s, _, _)| s < p)
+                .max_by_key(|&&(s, _, _)| s)
+                .map(|&(s, _, id)| (s, id));
+            let got = u.rev_before(p).next().map(|e| (e.start, e.id.index()));
+            assert_eq!(got, expect, "step {step}, probe {p}");
+            let walked: Vec<u32> = u.rev_before(p).map(|e| e.start).collect();
+            let mut starts: Vec<u32> = model.iter().map(|m| m.0).filter(|&s| s < p).collect();
+            starts.sort_unstable_by(|a, b| b.cmp(a));
+            assert_eq!(walked, starts);
+        }
+        assert!(
+            u.chunks
+                .iter()
+                .all(|c| !c.is_empty() && c.len() <= CHUNK_MAX)
+        );
+    }
 }

@@ -80,16 +80,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         &iv.uses[lo..hi.max(lo)]
     }
 
-    fn uses_in(iv: &LiveInterval, s: &Segment) -> usize {
-        Self::uses_range(iv, s).len()
-    }
-
-    fn segment_free(&self, p: PReg, iv: &LiveInterval, s: Segment) -> bool {
-        let segs = [s];
-        !crate::greedy::matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &segs, iv.vreg)
-            && self.ctx.matrix.is_free(p, &segs)
-    }
-
     // ----- Region splitting -----------------------------------------------------------
 
     /// For each candidate register, label every block segment "register" or "stack":
@@ -112,7 +102,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let stack_cost: Vec<f32> = iv
             .segments
             .iter()
-            .map(|s| MEMORY_COST * self.freq_of_point(s.start) * Self::uses_in(iv, s) as f32)
+            .map(|s| {
+                // Operands that accept the stack read the spill slot at no cost.
+                let needy = Self::uses_range(iv, s)
+                    .iter()
+                    .filter(|u| self.needs_register(u))
+                    .count();
+                MEMORY_COST * self.freq_of_point(s.start) * needy as f32
+            })
             .collect();
         // Edges between segments: (segment a, segment b, cost of a transition).
         let mut links: Vec<(usize, usize, f32)> = Vec::new();
@@ -153,13 +150,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
         let mut best: Option<(f32, PReg, Vec<bool>)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        let threshold = spill_all * HYSTERESIS;
+        let mut free: Vec<bool> = Vec::with_capacity(n);
         for p in candidates {
-            let free: Vec<bool> = iv
-                .segments
-                .iter()
-                .map(|&s| self.segment_free(p, iv, s))
-                .collect();
+            let reservations = &self.an.intervals.fixed[p.index()];
+            let mut lo = 0;
+            free.clear();
+            free.extend(iv.segments.iter().map(|&s| {
+                !crate::greedy::matrix::fixed_conflict_from(reservations, &mut lo, s, iv.vreg)
+                    && self.ctx.matrix.is_free_in(p, s)
+            }));
             if !free.iter().any(|&x| x) {
+                continue;
+            }
+            // Segments with interference stay on the stack whatever the labelling: their
+            // cost bounds the candidate's from below, and a candidate that cannot beat the
+            // best so far (or spilling) is not worth a descent.
+            let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
+            if forced >= threshold || best.as_ref().is_some_and(|(c, _, _)| forced >= *c) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
@@ -179,12 +187,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 best = Some((cost, p, label));
             }
         }
-        let Some((cost, p, label)) = best else {
-            return false;
+        let Some((cost, p, label)) = best.filter(|(c, _, _)| *c < threshold) else {
+            return self.try_compact_region(id, &stack_cost, &boundary, &adj, threshold);
         };
-        if cost >= spill_all * HYSTERESIS {
-            return false;
-        }
         let iv = &self.ctx.intervals[id];
         let in_reg: Vec<Segment> = (0..n)
             .filter(|&k| label[k])
@@ -195,7 +200,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut in_mem = Vec::new();
         let mut local_pieces = Vec::new();
         for k in (0..n).filter(|&k| !label[k]) {
-            match Self::carve_uses(iv, iv.segments[k], &mut in_mem) {
+            match self.carve_uses(iv, iv.segments[k], &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
                 None => in_mem.push(iv.segments[k]),
             }
@@ -227,13 +232,77 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// LLVM's compact region, tried when no candidate register wins: no register chosen
+    /// yet, the value keeps one of its own in the blocks with operands that need one and
+    /// is spilled in the blocks it only passes through. The same descent labels it (only
+    /// use blocks may take the register, so through blocks join nothing and a use block
+    /// whose transitions cost more than its operands goes back to the stack); if that
+    /// beats spilling, the register part becomes one new interval, queued like any other
+    /// (fewer segments than the original, so this terminates), the rest goes to Spill.
+    fn try_compact_region(
+        &mut self,
+        id: IntervalId,
+        stack_cost: &[f32],
+        boundary: &[f32],
+        adj: &[Vec<(usize, f32)>],
+        threshold: f32,
+    ) -> bool {
+        let n = stack_cost.len();
+        let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
+        // Only worth it where use blocks touch: isolated ones are the block splitter's.
+        if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
+            return false;
+        }
+        let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
+        let regs = label.iter().filter(|&&x| x).count();
+        if regs < 2 || regs == n || cost >= threshold {
+            return false;
+        }
+        let iv = &self.ctx.intervals[id];
+        let mut compact = Vec::with_capacity(regs);
+        let mut rest = Vec::with_capacity(n - regs);
+        for (k, &s) in iv.segments.iter().enumerate() {
+            if label[k] {
+                compact.push(s);
+            } else {
+                rest.push(s);
+            }
+        }
+        debug!(
+            "{id} ({}): compact region, {regs} of {n} block segments, cost {cost} vs spill threshold {threshold}",
+            iv.vreg
+        );
+        self.stats.region_splits += 1;
+        self.split_into(
+            id,
+            vec![
+                Product {
+                    segments: compact,
+                    stage: Stage::New,
+                    assign: None,
+                },
+                Product {
+                    segments: rest,
+                    stage: Stage::Spill,
+                    assign: None,
+                },
+            ],
+        );
+        true
+    }
+
     /// The part of block segment `s` from its first to its last use instruction, if it
     /// holds at least two of them; the rest of `s` goes to `rest`. Boundaries fall on
     /// instruction boundaries (or on `s`'s own ends).
-    fn carve_uses(iv: &LiveInterval, s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
+    fn carve_uses(
+        &self,
+        iv: &LiveInterval,
+        s: Segment,
+        rest: &mut Vec<Segment>,
+    ) -> Option<Segment> {
         let mut insts = Self::uses_range(iv, &s)
             .iter()
-            .filter(|u| u.first >= s.start && u.first < s.end)
+            .filter(|u| u.first >= s.start && u.first < s.end && self.needs_register(u))
             .map(|u| u.inst.index() as u32);
         let first = insts.next()?;
         let last = insts.max()?;
@@ -271,7 +340,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut products = Vec::new();
         let mut rest = Vec::new();
         for &s in &iv.segments {
-            match Self::carve_uses(iv, s, &mut rest) {
+            match self.carve_uses(iv, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: vec![piece],
                     stage: Stage::New,
@@ -312,11 +381,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let seg = iv.segments[0];
-        // Only operands inside the segment count (a fixed def's site precedes it).
+        // Only operands inside the segment count (a fixed def's site precedes it), and
+        // only those that need a register: the others read the spill slot for free.
         let mut insts: Vec<u32> = iv
             .uses
             .iter()
-            .filter(|u| u.first >= seg.start && u.first < seg.end)
+            .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
             .map(|u| u.inst.index() as u32)
             .collect();
         insts.dedup();
@@ -330,18 +400,73 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             start: (2 * insts[a]).max(seg.start),
             end: (2 * insts[b] + 2).min(seg.end),
         };
+        // The segment as alternating cells: use instruction k is cell 2k, the gap after it
+        // cell 2k + 1 (possibly empty). A window of uses a..=b is free in a register iff
+        // cells 2a..=2b are, so each candidate costs one probe per cell (logarithmic in
+        // the register's occupants, however many there are in a long gap) instead of a
+        // probe of the whole window per extension.
+        let n_cells = 2 * insts.len() - 1;
+        // bounds[c]..bounds[c + 1] is cell c.
+        let mut bounds: Vec<u32> = Vec::with_capacity(n_cells + 1);
+        bounds.push(window_of(0, 0).start);
+        for k in 0..insts.len() {
+            bounds.push(window_of(k, k).end);
+            if k + 1 < insts.len() {
+                bounds.push((2 * insts[k + 1]).min(seg.end));
+            }
+        }
+        // The most uses a window may hold: all of them, unless that window is the whole
+        // segment (no progress). Fewer than two is not worth a split, and a window of the
+        // most uses with the least length cannot be beaten: stop there.
+        let m = insts.len();
+        let whole = window_of(0, m - 1);
+        let (most, least_len) = if whole.start > seg.start || whole.end < seg.end {
+            (m, whole.len())
+        } else {
+            (
+                m - 1,
+                window_of(0, m - 2).len().min(window_of(1, m - 1).len()),
+            )
+        };
+        if most < 2 {
+            return false;
+        }
+        let mut blocked_cell = vec![false; n_cells];
         let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         for p in candidates {
+            if best.is_some_and(|(u, len, ..)| u == most && len == least_len) {
+                break;
+            }
+            let reservations = &self.an.intervals.fixed[p.index()];
+            let mut lo = 0;
+            for c in 0..n_cells {
+                let cell = Segment {
+                    start: bounds[c],
+                    end: bounds[c + 1],
+                };
+                blocked_cell[c] = cell.start < cell.end
+                    && (!self.ctx.matrix.is_free_in(p, cell)
+                        || crate::greedy::matrix::fixed_conflict_from(
+                            reservations,
+                            &mut lo,
+                            cell,
+                            iv.vreg,
+                        ));
+            }
             let mut a = 0;
             while a < insts.len() {
+                // Runs from here on hold fewer uses than the best: they cannot win.
+                if best.is_some_and(|(u, ..)| m - a < u) {
+                    break;
+                }
                 // Extend from `a` while the register stays free.
-                let mut b = a;
-                if !self.segment_free(p, iv, window_of(a, a)) {
+                if blocked_cell[2 * a] {
                     a += 1;
                     continue;
                 }
-                while b + 1 < insts.len() && self.segment_free(p, iv, window_of(a, b + 1)) {
+                let mut b = a;
+                while b + 1 < insts.len() && !blocked_cell[2 * b + 1] && !blocked_cell[2 * b + 2] {
                     b += 1;
                 }
                 let w = window_of(a, b);
@@ -415,11 +540,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// (each piece may still find a register when dequeued).
     fn try_instruction_split(&mut self, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
+        // Fixed operands are served by a copy from wherever the value lives, a reload as
+        // cheap as any piece's: the split only pays where some operand needs a register
+        // of its own, which a piece around it may find.
         if iv.segments.len() != 1
             || !iv
                 .uses
                 .iter()
                 .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
+            || !iv.uses.iter().any(|u| self.needs_register(u))
         {
             return false;
         }
@@ -476,6 +605,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .sum::<u32>(),
             old_segments.iter().map(Segment::len).sum::<u32>()
         );
+        // The retired interval leaves its vreg's piece list: the list is only read for
+        // hints (assigned pieces), and every interval of a long-lived value scans it, so
+        // dead entries would make that quadratic in the number of splits.
+        let pieces = &mut self.ctx.vreg_pieces[vreg.vreg()];
+        if let Some(k) = pieces.iter().position(|&x| x == id) {
+            pieces.remove(k);
+        }
         // Each use goes to the product whose segment holds its first point: one sorted
         // table of (segment, product) and a binary search per use.
         let mut products = products;
