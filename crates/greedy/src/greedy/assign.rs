@@ -7,6 +7,9 @@ use super::{Allocator, IntervalKind};
 use crate::analysis::intervals::point_inst;
 use regalloc2::{Function, OperandConstraint, PReg};
 
+/// Pieces of one value consulted for hints (see `collect_hints`).
+pub(crate) const MAX_PIECE_HINTS: usize = 16;
+
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Fills `scratch_hints` with (register, frequency) preferences, strongest first.
     pub(crate) fn collect_hints(&mut self, id: IntervalId) {
@@ -25,7 +28,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .an
             .freq
             .of(cfg.block_of(point_inst(iv.segments[0].start)));
-        for &piece in &self.ctx.vreg_pieces[iv.vreg.vreg()] {
+        // Only the newest pieces: a value split or reloaded thousands of times would
+        // otherwise make every probe of each of its pieces scan all the others.
+        for &piece in self.ctx.vreg_pieces[iv.vreg.vreg()]
+            .iter()
+            .rev()
+            .take(MAX_PIECE_HINTS)
+        {
             if piece != id
                 && let Some(p) = self.ctx.intervals[piece].assigned
             {

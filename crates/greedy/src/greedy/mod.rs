@@ -383,6 +383,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     pub(crate) fn assigned_reg_of(&self, v: VReg) -> Option<PReg> {
         self.ctx.vreg_pieces[v.vreg()]
             .iter()
+            .rev()
+            .take(assign::MAX_PIECE_HINTS)
             .find_map(|&m| self.ctx.intervals[m].assigned)
     }
 
