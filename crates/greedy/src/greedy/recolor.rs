@@ -15,11 +15,14 @@ use super::interval::IntervalId;
 use log::{debug, trace};
 use regalloc2::{Function, PReg};
 
-/// Register probes one top-level recoloring may spend.
+/// Register probes one top-level recoloring may spend: an unspillable interval (the
+/// alternative is failing) gets many, one about to be spilled (the alternative is a few
+/// reloads) gets few, since every spill asks.
 const PROBES_PER_ATTEMPT: u32 = 2_000;
+const PROBES_PER_SPILL_ATTEMPT: u32 = 64;
 /// Register probes per function: a base plus this many per instruction.
 const PROBES_BASE: u32 = 20_000;
-const PROBES_PER_INST: u32 = 16;
+const PROBES_PER_INST: u32 = 4;
 
 /// Scratch state of the recoloring search, kept across functions for its buffers.
 #[derive(Default)]
@@ -62,12 +65,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if rc.function_budget == 0 {
             return false;
         }
-        rc.attempt_budget = rc.function_budget.min(PROBES_PER_ATTEMPT);
+        let urgent = !self.ctx.intervals[id].is_spillable();
+        let per_attempt = if urgent {
+            PROBES_PER_ATTEMPT
+        } else {
+            PROBES_PER_SPILL_ATTEMPT
+        };
+        let rc = &mut self.ctx.recolor;
+        rc.attempt_budget = rc.function_budget.min(per_attempt);
         let before = rc.attempt_budget;
         rc.undo.clear();
         rc.path.clear();
         rc.evicted.clear();
-        let urgent = !self.ctx.intervals[id].is_spillable();
         let ok = self.recolor(id, 0, urgent, avoid_csr);
         let rc = &mut self.ctx.recolor;
         rc.function_budget -= before - rc.attempt_budget;
