@@ -3,7 +3,6 @@
 //! Every output, on or off, goes through regalloc2's checker.
 
 use ragreedy_testkit::builder::{FuncBuilder, env, listing_with_output};
-use ragreedy_testkit::check::check_output;
 use ragreedy_testkit::cost::cost;
 use regalloc2::{
     Allocation, Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos, Output,
@@ -15,15 +14,7 @@ fn alloc_with<F: Function>(
     e: &MachineEnv,
     options: &crate::Options,
 ) -> (Output, crate::Stats) {
-    let mut ctx = crate::Context::new();
-    let out = crate::run_with_context(f, e, options, &mut ctx).expect("allocates");
-    if let Err(err) = check_output(f, e, &out) {
-        panic!(
-            "checker rejected the allocation: {err}\n{}",
-            listing_with_output(f, &out)
-        );
-    }
-    (out, *ctx.stats())
+    super::try_alloc_with(f, e, options).expect("allocates")
 }
 
 /// A use that must read the value from the stack: the value is spilled up front.

@@ -28,3 +28,20 @@ pub(crate) fn alloc_err<F: Function>(f: &F, env: &MachineEnv) -> RegAllocError {
         Err(e) => e,
     }
 }
+
+/// Allocates with `options`; an error is returned, an output the checker rejects panics.
+pub(crate) fn try_alloc_with<F: Function>(
+    f: &F,
+    env: &MachineEnv,
+    options: &crate::Options,
+) -> Result<(Output, crate::Stats), RegAllocError> {
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, env, options, &mut ctx)?;
+    if let Err(e) = check_output(f, env, &out) {
+        panic!(
+            "checker rejected the allocation: {e}\n{}",
+            ragreedy_testkit::builder::listing_with_output(f, &out)
+        );
+    }
+    Ok((out, *ctx.stats()))
+}

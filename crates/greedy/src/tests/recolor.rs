@@ -3,21 +3,11 @@
 //! allocation with and without it (both through regalloc2's checker).
 
 use ragreedy_testkit::builder::{FuncBuilder, env};
-use ragreedy_testkit::check::check_output;
 use ragreedy_testkit::{cost, fuzzgen};
-use regalloc2::{Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos};
-use regalloc2::{Output, PReg, RegAllocError, RegClass};
+use regalloc2::{Operand, OperandConstraint, OperandKind, OperandPos};
+use regalloc2::{PReg, RegAllocError, RegClass};
 
-fn alloc_with<F: Function>(
-    f: &F,
-    e: &MachineEnv,
-    options: &crate::Options,
-) -> Result<(Output, crate::Stats), RegAllocError> {
-    let mut ctx = crate::Context::new();
-    let out = crate::run_with_context(f, e, options, &mut ctx)?;
-    check_output(f, e, &out).unwrap_or_else(|err| panic!("checker rejected: {err}"));
-    Ok((out, *ctx.stats()))
-}
+use super::try_alloc_with as alloc_with;
 
 fn early_def(v: regalloc2::VReg) -> Operand {
     Operand::new(
