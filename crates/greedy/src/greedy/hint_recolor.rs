@@ -285,6 +285,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 self.ctx.matrix.unassign(from, &self.ctx.intervals[m]);
                 self.ctx.intervals[m].assigned = Some(target);
                 self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
+                self.refresh_hint_reg(self.ctx.intervals[m].vreg);
                 debug!(
                     "{m} ({}): recolored from {from} to {target} to join its copy partners",
                     self.ctx.intervals[m].vreg

@@ -56,6 +56,11 @@ pub(crate) struct GreedyCtx {
     /// The pieces of each vreg: `Main` ones (split products included; retired ones
     /// have no segments) and reload pieces.
     pub vreg_pieces: Vec<Vec<IntervalId>>,
+    /// Per vreg, the register of its newest assigned piece among the newest
+    /// `MAX_PIECE_HINTS` of `vreg_pieces` (what copy partners hint). Kept current by
+    /// `refresh_hint_reg` whenever a piece list or a piece's assignment changes, since
+    /// hints read it for every partner of every probed interval.
+    pub vreg_hint_reg: Vec<Option<PReg>>,
     /// First unit of each vreg's spill slot: `NO_SLOT`, `NEEDS_SLOT` until the slots are
     /// laid out after the main loop, then the unit.
     pub vreg_slot: Vec<usize>,
@@ -113,6 +118,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             p.clear();
         }
         ctx.vreg_pieces.resize_with(nv, Vec::new);
+        ctx.vreg_hint_reg.clear();
+        ctx.vreg_hint_reg.resize(nv, None);
         ctx.vreg_slot.clear();
         ctx.vreg_slot.resize(nv, NO_SLOT);
         ctx.matrix.reset();
@@ -358,15 +365,19 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let iv = &mut self.ctx.intervals[id];
         debug!("{id} ({}): assigned {p}", iv.vreg);
         iv.assigned = Some(p);
+        let vreg = iv.vreg;
         self.ctx.callee_saved.touch(p);
         self.ctx.matrix.assign(p, id, &self.ctx.intervals[id]);
+        self.refresh_hint_reg(vreg);
         self.stats.assignments += 1;
     }
 
     pub(crate) fn unassign(&mut self, id: IntervalId) {
         let iv = &mut self.ctx.intervals[id];
         if let Some(p) = iv.assigned.take() {
+            let vreg = iv.vreg;
             self.ctx.matrix.unassign(p, &self.ctx.intervals[id]);
+            self.refresh_hint_reg(vreg);
         }
     }
 
@@ -381,11 +392,17 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     /// The register of some assigned piece of `v`, for hints.
     pub(crate) fn assigned_reg_of(&self, v: VReg) -> Option<PReg> {
-        self.ctx.vreg_pieces[v.vreg()]
+        self.ctx.vreg_hint_reg[v.vreg()]
+    }
+
+    /// Recomputes `vreg_hint_reg[v]` after `v`'s pieces or their assignments changed.
+    pub(crate) fn refresh_hint_reg(&mut self, v: VReg) {
+        let ctx = &mut *self.ctx;
+        ctx.vreg_hint_reg[v.vreg()] = ctx.vreg_pieces[v.vreg()]
             .iter()
             .rev()
             .take(assign::MAX_PIECE_HINTS)
-            .find_map(|&m| self.ctx.intervals[m].assigned)
+            .find_map(|&m| ctx.intervals[m].assigned);
     }
 
     pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {

@@ -208,6 +208,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.ctx.callee_saved.touch(p);
             self.ctx.matrix.assign(p, j, &self.ctx.intervals[j]);
         }
+        self.refresh_hint_reg(self.ctx.intervals[j].vreg);
     }
 
     /// Undoes every tentative change made since the undo log had length `mark`.

@@ -75,6 +75,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 debug!("{piece} ({vreg}): reload piece [{start}, {end}) for {inst:?}");
                 self.stats.intervals += 1;
                 self.ctx.vreg_pieces[vreg.vreg()].push(piece);
+                self.refresh_hint_reg(vreg);
                 self.enqueue(piece);
             }
             i = j;

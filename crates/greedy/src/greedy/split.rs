@@ -657,6 +657,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 None => self.enqueue(piece),
             }
         }
+        self.refresh_hint_reg(vreg);
     }
 }
 
