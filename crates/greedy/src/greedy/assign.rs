@@ -9,6 +9,8 @@ use regalloc2::{Function, OperandConstraint, PReg};
 
 /// Pieces of one value consulted for hints (see `collect_hints`).
 pub(crate) const MAX_PIECE_HINTS: usize = 16;
+/// Copy partners of one value consulted for hints, strongest first.
+const MAX_PARTNER_HINTS: usize = 16;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Fills `scratch_hints` with (register, frequency) preferences, strongest first.
@@ -41,7 +43,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 hints.push((p, own));
             }
         }
-        for &(w, freq) in self.ctx.partners.of(iv.vreg) {
+        // The strongest partners only: a value passed to hundreds of block params would
+        // otherwise make every probe of it scan them all.
+        for &(w, freq) in self.ctx.partners.of(iv.vreg).iter().take(MAX_PARTNER_HINTS) {
             if let Some(p) = self.assigned_reg_of(w) {
                 hints.push((p, freq));
             }

@@ -34,7 +34,8 @@ pub(crate) const NO_SLOT: usize = usize::MAX;
 pub(crate) const NEEDS_SLOT: usize = usize::MAX - 1;
 
 /// Copy-related partners of each vreg (block-param edges, reuse pairs) with the
-/// frequency of the copy, for hints and hint-aware weights.
+/// frequency of the copy, for hints and hint-aware weights; each vreg's partners are
+/// sorted by that frequency, strongest first.
 #[derive(Default)]
 pub(crate) struct Partners {
     range: Vec<(u32, u32)>,
@@ -196,6 +197,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 i += 1;
             }
             p.range[v as usize] = (start, p.list.len() as u32);
+            // Strongest copies first: hints read only the head of the list.
+            p.list[start as usize..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         }
     }
 
