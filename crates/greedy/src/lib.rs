@@ -79,6 +79,9 @@ pub struct Stats {
     pub evictions: usize,
     pub local_splits: usize,
     pub region_splits: usize,
+    /// Of `region_splits`: compact regions (the value's own register in its use blocks,
+    /// chosen over every candidate register).
+    pub compact_region_splits: usize,
     pub block_splits: usize,
     pub instruction_splits: usize,
     pub spills: usize,
@@ -114,6 +117,7 @@ impl std::ops::AddAssign for Stats {
             evictions,
             local_splits,
             region_splits,
+            compact_region_splits,
             block_splits,
             instruction_splits,
             spills,
@@ -136,6 +140,7 @@ impl std::ops::AddAssign for Stats {
         self.evictions += evictions;
         self.local_splits += local_splits;
         self.region_splits += region_splits;
+        self.compact_region_splits += compact_region_splits;
         self.block_splits += block_splits;
         self.instruction_splits += instruction_splits;
         self.spills += spills;

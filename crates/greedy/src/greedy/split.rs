@@ -148,9 +148,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             adj[b].push((a, w));
         }
 
-        let mut best: Option<(f32, PReg, Vec<bool>)> = None;
-        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        // LLVM's compact region is the first candidate: the value keeps a register of
+        // its own (not chosen yet) in its use blocks. A candidate register must beat it.
         let threshold = spill_all * HYSTERESIS;
+        let mut best: Option<(f32, Option<PReg>, Vec<bool>)> =
+            compact_region(&stack_cost, &boundary, &adj)
+                .filter(|(c, _)| *c < threshold)
+                .map(|(c, label)| (c, None, label));
+        // A register in hand wins a tie with the compact region, which must still find one.
+        let beats = |cost: f32, (c, p, _): &(f32, Option<PReg>, Vec<bool>)| {
+            cost < *c || (cost == *c && p.is_none())
+        };
+        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         let mut free: Vec<bool> = Vec::with_capacity(n);
         for p in candidates {
             let reservations = &self.an.intervals.fixed[p.index()];
@@ -167,7 +176,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // cost bounds the candidate's from below, and a candidate that cannot beat the
             // best so far (or spilling) is not worth a descent.
             let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
-            if forced >= threshold || best.as_ref().is_some_and(|(c, _, _)| forced >= *c) {
+            if forced >= threshold || best.as_ref().is_some_and(|b| !beats(forced, b)) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
@@ -183,12 +192,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if regs == 0 || regs == n {
                 continue;
             }
-            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-                best = Some((cost, p, label));
+            if best.as_ref().is_none_or(|b| beats(cost, b)) {
+                best = Some((cost, Some(p), label));
             }
         }
         let Some((cost, p, label)) = best.filter(|(c, _, _)| *c < threshold) else {
-            return self.try_compact_region(id, &stack_cost, &boundary, &adj, threshold);
+            return false;
+        };
+        let Some(p) = p else {
+            self.split_compact_region(id, cost, &label);
+            return true;
         };
         let iv = &self.ctx.intervals[id];
         let in_reg: Vec<Segment> = (0..n)
@@ -214,7 +227,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut products = vec![
             Product {
                 segments: in_reg,
-                stage: Stage::Spill,
+                stage: Stage::Split2,
                 assign: Some(p),
             },
             Product {
@@ -232,35 +245,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
-    /// LLVM's compact region, tried when no candidate register wins: no register chosen
-    /// yet, the value keeps one of its own in the blocks with operands that need one and
-    /// is spilled in the blocks it only passes through. The same descent labels it (only
-    /// use blocks may take the register, so through blocks join nothing and a use block
-    /// whose transitions cost more than its operands goes back to the stack); if that
-    /// beats spilling, the register part becomes one new interval, queued like any other
-    /// (fewer segments than the original, so this terminates), the rest goes to Spill.
-    fn try_compact_region(
-        &mut self,
-        id: IntervalId,
-        stack_cost: &[f32],
-        boundary: &[f32],
-        adj: &[Vec<(usize, f32)>],
-        threshold: f32,
-    ) -> bool {
-        let n = stack_cost.len();
-        let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-        // Only worth it where use blocks touch: isolated ones are the block splitter's.
-        if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
-            return false;
-        }
-        let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
-        let regs = label.iter().filter(|&&x| x).count();
-        if regs < 2 || regs == n || cost >= threshold {
-            return false;
-        }
+    /// Splits off the compact region `label` chose: the register part becomes one new
+    /// interval, queued like any other (fewer segments than the original, so this
+    /// terminates); the blocks the value only passes through go to Spill.
+    fn split_compact_region(&mut self, id: IntervalId, cost: f32, label: &[bool]) {
         let iv = &self.ctx.intervals[id];
-        let mut compact = Vec::with_capacity(regs);
-        let mut rest = Vec::with_capacity(n - regs);
+        let n = label.len();
+        let mut compact = Vec::new();
+        let mut rest = Vec::new();
         for (k, &s) in iv.segments.iter().enumerate() {
             if label[k] {
                 compact.push(s);
@@ -269,10 +261,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         debug!(
-            "{id} ({}): compact region, {regs} of {n} block segments, cost {cost} vs spill threshold {threshold}",
-            iv.vreg
+            "{id} ({}): compact region, {} of {n} block segments keep a register, cost {cost}",
+            iv.vreg,
+            compact.len()
         );
         self.stats.region_splits += 1;
+        self.stats.compact_region_splits += 1;
         self.split_into(
             id,
             vec![
@@ -288,7 +282,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 },
             ],
         );
-        true
     }
 
     /// The part of block segment `s` from its first to its last use instruction, if it
@@ -504,7 +497,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let after_uses = insts.iter().filter(|&&i| 2 * i >= w.end).count();
         let mut products = vec![Product {
             segments: vec![w],
-            stage: Stage::Spill,
+            stage: stage_for(insts.len() - before_uses - after_uses),
             assign: Some(p),
         }];
         if before.start < before.end {
@@ -659,6 +652,27 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.refresh_hint_reg(vreg);
     }
+}
+
+/// LLVM's compact region: with no register chosen yet, the value keeps one of its own
+/// in the blocks with operands that need one and is spilled in the blocks it only passes
+/// through. The same descent labels it (only use blocks may take the register, so a use
+/// block whose transitions cost more than its operands goes back to the stack). Only
+/// worth it where use blocks touch (isolated ones are the block splitter's) and when at
+/// least two block segments and not all of them keep the register.
+fn compact_region(
+    stack_cost: &[f32],
+    boundary: &[f32],
+    adj: &[Vec<(usize, f32)>],
+) -> Option<(f32, Vec<bool>)> {
+    let n = stack_cost.len();
+    let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
+    if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
+        return None;
+    }
+    let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
+    let regs = label.iter().filter(|&&x| x).count();
+    (regs >= 2 && regs < n).then_some((cost, label))
 }
 
 /// Bounded descent over the region labelling: flip single free segments while the total

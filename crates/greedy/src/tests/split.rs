@@ -138,3 +138,64 @@ fn value_used_by_hundreds_of_calls_stays_linear() {
     let (_, stats) = alloc_split(&f, &env(4, 2));
     assert!(stats.intervals < 20 * calls, "{stats:?}");
 }
+
+/// `v` is used all over a two-block loop. Two long values with fixed uses at the end
+/// (so they are queued, and placed, before `v`) hold both registers through the loop;
+/// they are lighter than `v` there. After the loop one instruction needs both registers
+/// for fixed operands, so `v` can neither take nor evict for its whole range, and no
+/// register is free for it anywhere in the loop: every candidate register would leave
+/// the loop on the stack. The compact region (its own register in its use blocks,
+/// chosen before any candidate) keeps the loop as one piece, which then takes a register
+/// by eviction: nothing moves inside the loop. (A candidate register free only after the
+/// crowded instruction also beats spilling, thanks to the uses there: a compact region
+/// tried only when no candidate wins would not be tried here.)
+#[test]
+fn loop_uses_form_a_compact_region() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3, b4) = (b.block(), b.block(), b.block(), b.block(), b.block());
+    let (p0, p1) = (PReg::new(0, RegClass::Int), PReg::new(1, RegClass::Int));
+    let v = b.vreg(RegClass::Int);
+    let (w, u) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for _ in 0..3 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.inst(b0, &[Operand::reg_def(w)]);
+    b.inst(b0, &[Operand::reg_def(u)]);
+    b.jump(b0, b1, &[]);
+    // Loop: header b1 (exits to b3), body b2 (back to b1).
+    for _ in 0..4 {
+        b.inst(b1, &[Operand::reg_use(v)]);
+    }
+    b.branch(b1, &[], &[(b2, &[]), (b3, &[])]);
+    for _ in 0..4 {
+        b.inst(b2, &[Operand::reg_use(v)]);
+    }
+    b.jump(b2, b1, &[]);
+    b.inst(
+        b3,
+        &[Operand::reg_fixed_use(w, p0), Operand::reg_fixed_use(u, p1)],
+    );
+    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b3, &[Operand::reg_def(x)]);
+    b.inst(b3, &[Operand::reg_def(y)]);
+    b.inst(
+        b3,
+        &[Operand::reg_fixed_use(x, p0), Operand::reg_fixed_use(y, p1)],
+    );
+    b.jump(b3, b4, &[]);
+    for _ in 0..3 {
+        b.inst(b4, &[Operand::reg_use(v)]);
+    }
+    b.ret(b4, &[Operand::reg_use(v)]);
+    let f = b.build().func;
+    let (out, stats) = alloc_split(&f, &env(2, 0));
+    assert!(stats.compact_region_splits >= 1, "{stats:?}");
+    let loop_insts = f.block_insns(b1).first().index()..=f.block_insns(b2).last().index();
+    for (point, Edit::Move { from, to }) in &out.edits {
+        assert!(
+            !loop_insts.contains(&point.inst().index()),
+            "move {from} -> {to} at {point:?} inside the loop"
+        );
+    }
+}
