@@ -117,6 +117,15 @@ fn configs() -> Vec<Config> {
         |s| s.cross_block_redundant_moves_removed,
     );
     off(
+        "-deferred_spilling",
+        Options {
+            deferred_spilling: false,
+            ..d()
+        },
+        "deferred_spills",
+        |s| s.deferred_spills,
+    );
+    off(
         "-splitting",
         Options {
             splitting: false,

@@ -42,13 +42,10 @@ pub struct StressArgs {
     /// Print our allocator's statistics summed over the run (split kinds, spills, ...).
     #[arg(long)]
     pub stats: bool,
-    /// Turn off finishing tools by name (comma-separated): recoloring, csr, hints,
-    /// slot-sharing, partner-slots, redundant-moves, cross-block.
+    /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
+    /// slot-sharing, partner-slots, redundant-moves, cross-block, deferred-spilling.
     #[arg(long, value_delimiter = ',')]
     pub disable: Vec<String>,
-    /// Turn on deferred spilling.
-    #[arg(long)]
-    pub deferred_spilling: bool,
 }
 
 #[derive(Default)]
@@ -76,13 +73,13 @@ pub fn main(args: StressArgs) -> i32 {
     let mut ctx = regalloc_greedy::Context::new();
     let mut options = regalloc_greedy::Options {
         splitting: !args.no_split,
-        deferred_spilling: args.deferred_spilling,
         ..Default::default()
     };
     for name in &args.disable {
         match name.as_str() {
             "recoloring" => options.last_chance_recoloring = false,
             "csr" => options.csr_first_use_cost = false,
+            "deferred-spilling" => options.deferred_spilling = false,
             "hints" => options.hint_recoloring = false,
             "slot-sharing" => options.slot_sharing = false,
             "partner-slots" => options.partner_slots = false,

@@ -351,6 +351,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if (self.options.deferred_spilling || avoid_csr) && !iv.deferred {
             iv.deferred = true;
             debug!("{id} ({}): spill deferred to the end of the queue", iv.vreg);
+            self.stats.deferred_spills += 1;
             self.enqueue(id);
             return Ok(());
         }

@@ -221,9 +221,9 @@ fn same_input_same_output() {
 }
 
 #[test]
-fn deferred_spilling_still_checks() {
+fn spilling_without_deferral_still_checks() {
     let opts = crate::Options {
-        deferred_spilling: true,
+        deferred_spilling: false,
         ..Default::default()
     };
     for seed in 0..60 {
