@@ -62,15 +62,21 @@ fn last_chance_recoloring_turns_a_failure_into_an_allocation() {
     };
     let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
     let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 2);
+    // Deferred spilling changes the queue order enough that this seed no longer needs
+    // recoloring with it: both runs leave it off, so only recoloring differs.
+    let on = crate::Options {
+        deferred_spilling: false,
+        ..Default::default()
+    };
     let off = crate::Options {
         last_chance_recoloring: false,
-        ..Default::default()
+        ..on.clone()
     };
     assert!(matches!(
         alloc_with(&f, &e, &off),
         Err(RegAllocError::TooManyLiveRegs)
     ));
-    let (_, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    let (_, stats) = alloc_with(&f, &e, &on).expect("allocates");
     assert!(stats.last_chance_recolorings >= 1, "{stats:?}");
 }
 
