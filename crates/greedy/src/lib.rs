@@ -99,6 +99,8 @@ pub struct Stats {
     pub csr_declined: usize,
     /// Copy-connected groups that hint recoloring moved to one register.
     pub hint_recolorings: usize,
+    /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
+    pub hint_exchanges: usize,
     pub moves_inserted: usize,
     pub spill_stores: usize,
     pub reloads: usize,
@@ -131,6 +133,7 @@ impl std::ops::AddAssign for Stats {
             csr_first_uses,
             csr_declined,
             hint_recolorings,
+            hint_exchanges,
             moves_inserted,
             spill_stores,
             reloads,
@@ -155,6 +158,7 @@ impl std::ops::AddAssign for Stats {
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.hint_recolorings += hint_recolorings;
+        self.hint_exchanges += hint_exchanges;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -4,7 +4,11 @@
 //! interval is placed, each such broken copy (a block-param edge, a reuse pair, a fixed
 //! operand) is revisited: the group of copy-connected intervals sharing one end's
 //! register moves to the other end's register when every member fits there and the
-//! frequency-weighted cost of the copies around the group goes down.
+//! frequency-weighted cost of the copies around the group goes down. When a few
+//! intervals in that register are in the way and fit in the group's register once it
+//! has left, the two are exchanged if that lowers the cost of the copies around both:
+//! two block params given each other's argument registers (a move cycle on the edge)
+//! cannot be fixed by moving either alone.
 //!
 //! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
 //! `MAX_PIECES` pieces are left alone, and each broken copy is visited once per pass, at most `MAX_PASSES` passes.
@@ -20,6 +24,8 @@ use regalloc2::{Block, Function, OperandConstraint, PReg, VReg};
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
 const MAX_PASSES: usize = 3;
+/// Occupants of the target register a group may be exchanged with.
+const MAX_SWAP: usize = 4;
 
 /// Copies between intervals, as an adjacency list, kept across functions for buffers.
 #[derive(Default)]
@@ -34,6 +40,9 @@ pub(crate) struct CopyGraph {
     fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
     group: Vec<IntervalId>,
     in_group: SecondaryMap<IntervalId, bool>,
+    /// Occupants of the target register overlapping the group.
+    others: Vec<IntervalId>,
+    scratch: Vec<IntervalId>,
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
@@ -238,8 +247,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// Moves the copy-connected group of `seed` that shares its register to `target`,
-    /// if all of it fits there and the copies around it get cheaper. Returns whether it
-    /// moved.
+    /// if all of it fits there and the copies around it get cheaper; when only a few
+    /// intervals in `target` are in the way, exchanges the group with them if they fit
+    /// in the group's register. Returns whether anything moved.
     fn move_group(&mut self, g: &mut CopyGraph, seed: IntervalId, target: PReg) -> bool {
         let Some(from) = self.ctx.intervals[seed].assigned else {
             return false;
@@ -247,57 +257,154 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if from == target {
             return false;
         }
+        let moved = self.collect_group(g, seed, from) && self.move_or_swap(g, from, target);
+        for &m in &g.group {
+            g.in_group[m] = false;
+        }
+        moved
+    }
+
+    /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`;
+    /// false when there are more than `MAX_GROUP`.
+    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
         g.in_group[seed] = true;
         let mut i = 0;
-        let mut fits = true;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
-            let iv = &self.ctx.intervals[m];
-            if !self.may_hold(target, iv)
-                || self.fixed_conflict(target, iv)
-                || !self.ctx.matrix.is_free(target, &iv.segments)
-            {
-                fits = false;
-                break;
-            }
             let (s, e) = g.adj_range[m];
             for &(o, _) in &g.adj[s as usize..e as usize] {
                 if !g.in_group[o] && self.ctx.intervals[o].assigned == Some(from) {
                     if g.group.len() == MAX_GROUP {
-                        fits = false;
-                        break;
+                        return false;
                     }
                     g.group.push(o);
                     g.in_group[o] = true;
                 }
             }
-            if !fits {
+        }
+        true
+    }
+
+    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> bool {
+        // Intervals in `target` that overlap the group (the swap partners).
+        g.others.clear();
+        for k in 0..g.group.len() {
+            let iv = &self.ctx.intervals[g.group[k]];
+            if !self.may_hold(target, iv) || self.fixed_conflict(target, iv) {
+                return false;
+            }
+            self.ctx
+                .matrix
+                .interference(target, &iv.segments, &mut g.others, MAX_SWAP);
+            if g.others.len() > MAX_SWAP {
+                return false;
+            }
+        }
+        if g.others.is_empty() {
+            if !self.group_gains(g, from, target) {
+                return false;
+            }
+            self.reassign(&g.group, from, target, "to join its copy partners");
+            self.ctx.callee_saved.touch(target);
+            self.stats.hint_recolorings += 1;
+            return true;
+        }
+        // Exchange: every partner must fit in `from` once the group has left it.
+        let mut intf = std::mem::take(&mut g.scratch);
+        let mut ok = true;
+        for k in 0..g.others.len() {
+            let iv = &self.ctx.intervals[g.others[k]];
+            intf.clear();
+            ok = self.may_hold(from, iv) && !self.fixed_conflict(from, iv) && {
+                self.ctx
+                    .matrix
+                    .interference(from, &iv.segments, &mut intf, MAX_GROUP);
+                intf.iter().all(|&j| g.in_group[j])
+            };
+            if !ok {
                 break;
             }
         }
-        let moved = fits && self.group_gains(g, from, target);
-        if moved {
-            for k in 0..g.group.len() {
-                let m = g.group[k];
-                self.ctx.matrix.unassign(from, &self.ctx.intervals[m]);
-                self.ctx.intervals[m].assigned = Some(target);
-                self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
-                self.refresh_hint_reg(self.ctx.intervals[m].vreg);
-                debug!(
-                    "{m} ({}): recolored from {from} to {target} to join its copy partners",
-                    self.ctx.intervals[m].vreg
-                );
+        g.scratch = intf;
+        if !ok || !self.swap_gains(g, from, target) {
+            return false;
+        }
+        let others = std::mem::take(&mut g.others);
+        for &m in &others {
+            self.ctx.matrix.unassign(target, &self.ctx.intervals[m]);
+        }
+        self.reassign(&g.group, from, target, "exchanged with the occupants");
+        for &m in &others {
+            self.ctx.intervals[m].assigned = Some(from);
+            self.ctx.matrix.assign(from, m, &self.ctx.intervals[m]);
+            self.refresh_hint_reg(self.ctx.intervals[m].vreg);
+            debug!(
+                "{m} ({}): recolored from {target} to {from}, exchanged for copy partners",
+                self.ctx.intervals[m].vreg
+            );
+        }
+        g.others = others;
+        self.stats.hint_recolorings += 1;
+        self.stats.hint_exchanges += 1;
+        true
+    }
+
+    fn reassign(&mut self, group: &[IntervalId], from: PReg, target: PReg, why: &str) {
+        for &m in group {
+            self.ctx.matrix.unassign(from, &self.ctx.intervals[m]);
+            self.ctx.intervals[m].assigned = Some(target);
+            self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
+            self.refresh_hint_reg(self.ctx.intervals[m].vreg);
+            debug!(
+                "{m} ({}): recolored from {from} to {target} {why}",
+                self.ctx.intervals[m].vreg
+            );
+        }
+    }
+
+    /// Does exchanging the group (`from` to `target`) with `g.others` (`target` to
+    /// `from`) lower the weighted cost of the copies around both?
+    fn swap_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
+        let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
+        let after = |o: IntervalId| {
+            if g.in_group[o] {
+                Some(target)
+            } else if g.others.contains(&o) {
+                Some(from)
+            } else {
+                self.ctx.intervals[o].assigned
             }
-            self.ctx.callee_saved.touch(target);
-            self.stats.hint_recolorings += 1;
+        };
+        for (members, now, next) in [(&g.group, from, target), (&g.others, target, from)] {
+            for &m in members {
+                let (s, e) = g.adj_range[m];
+                for &(o, freq) in &g.adj[s as usize..e as usize] {
+                    // A copy between the two sets is seen from both ends: count it once.
+                    if g.others.contains(&o) && now == from {
+                        continue;
+                    }
+                    if self.ctx.intervals[o].assigned != Some(now) {
+                        before_cost += freq;
+                    }
+                    if after(o) != Some(next) {
+                        after_cost += freq;
+                    }
+                }
+                let (s, e) = g.fixed_range[m];
+                for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                    if p != now {
+                        before_cost += freq;
+                    }
+                    if p != next {
+                        after_cost += freq;
+                    }
+                }
+            }
         }
-        for &m in &g.group {
-            g.in_group[m] = false;
-        }
-        moved
+        after_cost < before_cost
     }
 
     /// Does moving the group from `from` to `target` lower the weighted copy cost?

@@ -161,3 +161,28 @@ fn hint_recoloring_removes_a_block_param_copy() {
     );
     assert!(stats.hint_recolorings >= 1, "{stats:?}");
 }
+
+/// Fuzz seed 18179 at 8 registers: the main loop gave two block params of a loop block
+/// each other's argument registers, a three-move cycle on the loop edge (weighted cost
+/// 31 where ion's is 0). Neither copy group can move alone, each target register being
+/// held by the other group; exchanging the two removes the cycle.
+#[test]
+fn hint_recoloring_exchanges_groups_that_block_each_other() {
+    let seed = 18179u64;
+    let base = fuzzgen::small_env_options(8);
+    let opts = regalloc2::fuzzing::func::Options {
+        num_uses_per_inst: base.num_uses_per_inst.clone(),
+        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
+    };
+    let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
+    let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 8);
+    let off = crate::Options {
+        hint_recoloring: false,
+        ..Default::default()
+    };
+    let (out_off, _) = alloc_with(&f, &e, &off).expect("allocates without hint recoloring");
+    let (out, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    assert!(cost::cost(&f, &e, &out_off).weighted > 0);
+    assert_eq!(cost::cost(&f, &e, &out).weighted, 0, "{stats:?}");
+    assert!(stats.hint_exchanges >= 1, "{stats:?}");
+}
