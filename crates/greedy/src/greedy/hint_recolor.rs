@@ -25,7 +25,7 @@ const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
 const MAX_PASSES: usize = 3;
 /// Occupants of the target register a group may be exchanged with.
-const MAX_SWAP: usize = 4;
+const MAX_SWAP: usize = 8;
 
 /// Copies between intervals, as an adjacency list, kept across functions for buffers.
 #[derive(Default)]
