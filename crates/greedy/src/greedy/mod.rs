@@ -10,6 +10,7 @@ mod evict;
 mod hint_recolor;
 pub(crate) mod interval;
 pub(crate) mod matrix;
+mod queue;
 mod recolor;
 mod slot_sharing;
 mod spill;
@@ -25,9 +26,8 @@ use cranelift_entity::PrimaryMap;
 use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
 use log::debug;
 use matrix::InterferenceMatrix;
-use priority_queue::PriorityQueue;
+use queue::IntervalQueue;
 use regalloc2::{Function, MachineEnv, OperandConstraint, PReg, RegAllocError, RegClass, VReg};
-use std::cmp::Reverse;
 
 /// `GreedyCtx::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -67,7 +67,7 @@ pub(crate) struct GreedyCtx {
     pub vreg_slot: Vec<usize>,
     pub(crate) scratch_slot_ranges: Vec<(u32, u32, u32)>,
     pub matrix: InterferenceMatrix,
-    pub queue: PriorityQueue<IntervalId, (u64, Reverse<IntervalId>)>,
+    pub queue: IntervalQueue,
     pub next_cascade: Cascade,
     pub partners: Partners,
     pub slots: SpillSlots,
@@ -101,7 +101,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         self.build_partners();
         self.create_intervals();
-        while let Some((id, _)) = self.ctx.queue.pop() {
+        while let Some(id) = self.ctx.queue.pop() {
             self.select_or_split(id)?;
         }
         if self.options.hint_recoloring {
@@ -295,7 +295,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
             || !self.ctx.partners.of(iv.vreg).is_empty();
         let prio = self.priority.priority(iv, self.weighted_size(iv), has_hint);
-        self.ctx.queue.push(id, (prio, Reverse(id)));
+        self.ctx.queue.push(id, prio);
     }
 
     fn select_or_split(&mut self, id: IntervalId) -> Result<(), RegAllocError> {
