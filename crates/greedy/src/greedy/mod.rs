@@ -19,7 +19,7 @@ mod split;
 use crate::Options;
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{Segment, point_inst};
+use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use crate::slots::SpillSlots;
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
@@ -76,6 +76,10 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    /// Emptied segment and use lists of the previous function's intervals, reused by
+    /// `create_intervals` so that each function does not allocate two vectors per vreg.
+    spare_segments: Vec<Vec<Segment>>,
+    spare_uses: Vec<Vec<UseSite>>,
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
@@ -114,6 +118,14 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn reset(&mut self) {
         let nv = self.func.num_vregs();
         let ctx = &mut *self.ctx;
+        for iv in ctx.intervals.values_mut() {
+            let mut segments = std::mem::take(&mut iv.segments);
+            segments.clear();
+            ctx.spare_segments.push(segments);
+            let mut uses = std::mem::take(&mut iv.uses);
+            uses.clear();
+            ctx.spare_uses.push(uses);
+        }
         ctx.intervals.clear();
         for p in &mut ctx.vreg_pieces {
             p.clear();
@@ -225,11 +237,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 })
                 .min()
                 .unwrap_or(usize::MAX);
+            let mut seg_list = self.ctx.spare_segments.pop().unwrap_or_default();
+            seg_list.extend_from_slice(segments);
+            let mut use_list = self.ctx.spare_uses.pop().unwrap_or_default();
+            use_list.extend_from_slice(uses);
             let iv = LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
-                segments: segments.to_vec(),
-                uses: uses.to_vec(),
+                segments: seg_list,
+                uses: use_list,
                 stage: Stage::New,
                 cascade: 0,
                 weight: 0.0,
