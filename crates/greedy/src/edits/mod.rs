@@ -24,7 +24,7 @@ use hashbrown::HashMap;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
-    PReg, ProgPoint, RegAllocError, RegClass, VReg,
+    PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
 };
 
 /// Move groups at one `before(inst)` point, in execution order.
@@ -68,6 +68,9 @@ pub(crate) struct EditsCtx {
     resolved: Vec<(Allocation, Allocation)>,
     parallel: ParallelMoves,
     redundant: redundant::RedundantMoves,
+    /// The environment's fixed stack slots (registers that are really memory), as a set:
+    /// every move is classified against it.
+    stack_regs: PRegSet,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -82,6 +85,10 @@ pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
 
 impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     pub fn build(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
+        self.ctx.stack_regs = PRegSet::empty();
+        for &r in &self.env.fixed_stack_slots {
+            self.ctx.stack_regs.add(r);
+        }
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
@@ -522,6 +529,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 an: self.an,
                 g: &mut *self.g,
                 env: self.env,
+                stack_regs: &self.ctx.stack_regs,
                 points,
                 failed: false,
             };
@@ -546,8 +554,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn count_moves(&mut self, out: &Output) {
         for (_, Edit::Move { from, to }) in &out.edits {
             match (
-                is_stack_alloc(self.env, *from),
-                is_stack_alloc(self.env, *to),
+                is_stack_alloc(&self.ctx.stack_regs, *from),
+                is_stack_alloc(&self.ctx.stack_regs, *to),
             ) {
                 (false, true) => self.stats.spill_stores += 1,
                 (true, false) => self.stats.reloads += 1,
@@ -626,10 +634,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 /// as an allocation failure rather than a panic.
 const MISSING: RegAllocError = RegAllocError::TooManyLiveRegs;
 
-fn is_stack_alloc(env: &MachineEnv, a: Allocation) -> bool {
-    a.is_stack()
-        || a.as_reg()
-            .is_some_and(|r| env.fixed_stack_slots.contains(&r))
+fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
+    a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
 }
 
 struct Scratch<'a, F: Function + ?Sized> {
@@ -637,6 +643,7 @@ struct Scratch<'a, F: Function + ?Sized> {
     an: &'a Analyses,
     g: &'a mut GreedyCtx,
     env: &'a MachineEnv,
+    stack_regs: &'a PRegSet,
     points: [Option<u32>; 2],
     failed: bool,
 }
@@ -675,6 +682,6 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
     }
 
     fn is_stack(&self, a: Allocation) -> bool {
-        is_stack_alloc(self.env, a)
+        is_stack_alloc(self.stack_regs, a)
     }
 }

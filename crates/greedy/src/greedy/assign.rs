@@ -19,9 +19,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         hints.clear();
         let iv = &self.ctx.intervals[id];
         let cfg = &self.an.cfg;
-        for u in &iv.uses {
-            if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
-                hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+        if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
+            for u in &iv.uses {
+                if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
+                    hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+                }
             }
         }
         // Other pieces of the same value: sharing their register saves the move between

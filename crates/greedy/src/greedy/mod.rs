@@ -65,6 +65,10 @@ pub(crate) struct GreedyCtx {
     /// First unit of each vreg's spill slot: `NO_SLOT`, `NEEDS_SLOT` until the slots are
     /// laid out after the main loop, then the unit.
     pub vreg_slot: Vec<usize>,
+    /// Per vreg: some operand of it names a fixed register. Hint collection and eviction
+    /// scan an interval's uses for those only when this is set, the uses of long
+    /// intervals being the bulk of a probe otherwise.
+    pub vreg_fixed_uses: Vec<bool>,
     pub(crate) scratch_slot_ranges: Vec<(u32, u32, u32)>,
     pub matrix: InterferenceMatrix,
     pub queue: IntervalQueue,
@@ -135,6 +139,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.vreg_hint_reg.resize(nv, None);
         ctx.vreg_slot.clear();
         ctx.vreg_slot.resize(nv, NO_SLOT);
+        ctx.vreg_fixed_uses.clear();
+        ctx.vreg_fixed_uses.resize(nv, false);
         ctx.matrix.reset();
         ctx.queue.clear();
         ctx.next_cascade = 1;
@@ -216,6 +222,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     fn create_intervals(&mut self) {
         let li = &self.an.intervals;
+        // All flags first: spilling a value up front below may already probe registers.
+        for (v, flag) in self.ctx.vreg_fixed_uses.iter_mut().enumerate() {
+            let Some(class) = self.an.live.class[v] else {
+                continue;
+            };
+            *flag = li
+                .uses_of(VReg::new(v, class))
+                .iter()
+                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
+        }
         for v in 0..self.func.num_vregs() {
             let Some(class) = self.an.live.class[v] else {
                 continue;
