@@ -141,6 +141,9 @@ impl RedundantMoves {
         cross_block: bool,
         out: &mut Output,
     ) -> Removed {
+        if out.edits.is_empty() {
+            return Removed::default();
+        }
         let edits = std::mem::take(&mut out.edits);
         let nb = f.num_blocks();
         self.order.clear();

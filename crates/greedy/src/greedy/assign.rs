@@ -89,11 +89,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
         self.collect_hints(id);
         let iv = &self.ctx.intervals[id];
-        for &(p, _) in &self.ctx.scratch_hints {
+        let hints = &self.ctx.scratch_hints;
+        for &(p, _) in hints {
             if self.may_hold(p, iv) && self.is_available(p, iv) {
                 return Some(p);
             }
         }
-        self.order_for(iv).find(|&p| self.is_available(p, iv))
+        // Every hint in the allocation order passed `may_hold` and was just found taken.
+        self.order_for(iv)
+            .find(|&p| !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv))
     }
 }
