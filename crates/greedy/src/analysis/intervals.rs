@@ -430,7 +430,7 @@ impl LiveIntervals {
 /// vreg, keeping the pairs' order within a vreg), then lets `order` sort each vreg's run.
 /// Items are unique per vreg under the key `order` sorts by, so the result does not
 /// depend on the order they came in.
-fn group<T: Copy>(
+pub(crate) fn group<T: Copy>(
     raw: &[(u32, T)],
     nv: usize,
     ranges: &mut Vec<(u32, u32)>,

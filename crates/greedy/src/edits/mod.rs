@@ -16,7 +16,7 @@ mod redundant;
 
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{before, operand_points, point_inst, reused_vreg};
+use crate::analysis::intervals::{before, group, operand_points, point_inst, reused_vreg};
 use crate::greedy::GreedyCtx;
 use crate::greedy::interval::IntervalKind;
 use crate::greedy::matrix::reserved_at;
@@ -57,7 +57,7 @@ pub(crate) struct EditsCtx {
     piece_range: Vec<(u32, u32)>,
     /// Where each vreg lives over its main segments: (start, end, location), sorted.
     pieces: Vec<(u32, u32, Allocation)>,
-    raw_pieces: Vec<(u32, u32, u32, Allocation)>,
+    raw_pieces: Vec<(u32, (u32, u32, Allocation))>,
     reloads: HashMap<(u32, u32, bool), PReg>,
     /// Per vreg: its spill slot, if it has one and the slot is written right after the
     /// def (so it holds the value wherever the value is live, SSA making the def
@@ -133,24 +133,17 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             };
             for s in &iv.segments {
                 ctx.raw_pieces
-                    .push((iv.vreg.vreg() as u32, s.start, s.end, alloc));
+                    .push((iv.vreg.vreg() as u32, (s.start, s.end, alloc)));
             }
         }
-        ctx.raw_pieces.sort_unstable_by_key(|&(v, s, _, _)| (v, s));
-        ctx.piece_range.clear();
-        ctx.piece_range.resize(self.func.num_vregs(), (0, 0));
-        ctx.pieces.clear();
-        let mut i = 0;
-        while i < ctx.raw_pieces.len() {
-            let v = ctx.raw_pieces[i].0;
-            let start = ctx.pieces.len() as u32;
-            while i < ctx.raw_pieces.len() && ctx.raw_pieces[i].0 == v {
-                let (_, s, e, a) = ctx.raw_pieces[i];
-                ctx.pieces.push((s, e, a));
-                i += 1;
-            }
-            ctx.piece_range[v as usize] = (start, ctx.pieces.len() as u32);
-        }
+        // A vreg's pieces are disjoint, so their starts are unique.
+        group(
+            &ctx.raw_pieces,
+            self.func.num_vregs(),
+            &mut ctx.piece_range,
+            &mut ctx.pieces,
+            |run| run.sort_unstable_by_key(|&(s, _, _)| s),
+        );
         Ok(())
     }
 
