@@ -142,13 +142,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         let spill_all: f32 = stack_cost.iter().sum();
-        let mut adj: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
-        for &(a, b, w) in &links {
-            adj[a].push((b, w));
-            adj[b].push((a, w));
-        }
+        let adj = Adjacency::new(n, &links);
 
-        let mut best: Option<(f32, PReg, Vec<bool>)> = None;
+        let mut best: Option<(f32, PReg)> = None;
+        // The labelling of `best`, and the two descents' labellings of the candidate at
+        // hand: buffers reused across candidates.
+        let mut best_label: Vec<bool> = Vec::with_capacity(n);
+        let mut label_a: Vec<bool> = Vec::with_capacity(n);
+        let mut label_b: Vec<bool> = Vec::with_capacity(n);
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         let threshold = spill_all * HYSTERESIS;
         let mut free: Vec<bool> = Vec::with_capacity(n);
@@ -167,29 +168,35 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // cost bounds the candidate's from below, and a candidate that cannot beat the
             // best so far (or spilling) is not worth a descent.
             let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
-            if forced >= threshold || best.as_ref().is_some_and(|(c, _, _)| forced >= *c) {
+            if forced >= threshold || best.is_some_and(|(c, _)| forced >= c) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
-            let (mut cost, mut label) = descend(free.clone(), &free, &stack_cost, &boundary, &adj);
-            let with_uses: Vec<bool> = (0..n).map(|k| free[k] && stack_cost[k] > 0.0).collect();
-            let (cost2, label2) = descend(with_uses, &free, &stack_cost, &boundary, &adj);
-            if cost2 < cost {
-                (cost, label) = (cost2, label2);
-            }
+            label_a.clone_from(&free);
+            let cost_a = descend(&mut label_a, &free, &stack_cost, &boundary, &adj);
+            label_b.clear();
+            label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
+            let cost_b = descend(&mut label_b, &free, &stack_cost, &boundary, &adj);
+            let (cost, label) = if cost_b < cost_a {
+                (cost_b, &label_b)
+            } else {
+                (cost_a, &label_a)
+            };
             let regs = label.iter().filter(|&&x| x).count();
             if regs == 0 || regs == n {
                 continue;
             }
-            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-                best = Some((cost, p, label));
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, p));
+                best_label.clone_from(label);
             }
         }
-        let Some((cost, p, label)) = best.filter(|(c, _, _)| *c < threshold) else {
+        let Some((cost, p)) = best.filter(|&(c, _)| c < threshold) else {
             return self.try_compact_region(id, &stack_cost, &boundary, &adj, threshold);
         };
+        let label = best_label;
         let iv = &self.ctx.intervals[id];
         let in_reg: Vec<Segment> = (0..n)
             .filter(|&k| label[k])
@@ -244,16 +251,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         id: IntervalId,
         stack_cost: &[f32],
         boundary: &[f32],
-        adj: &[Vec<(usize, f32)>],
+        adj: &Adjacency,
         threshold: f32,
     ) -> bool {
         let n = stack_cost.len();
         let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
         // Only worth it where use blocks touch: isolated ones are the block splitter's.
-        if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
+        if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _)| uses[j])) {
             return false;
         }
-        let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
+        let mut label = uses.clone();
+        let cost = descend(&mut label, &uses, stack_cost, boundary, adj);
         let regs = label.iter().filter(|&&x| x).count();
         if regs < 2 || regs == n || cost >= threshold {
             return false;
@@ -666,12 +674,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 /// link between differently labelled segments) drops. Each flip is costed from the
 /// segment's own links only, so a pass is linear in segments plus links.
 fn descend(
-    mut label: Vec<bool>,
+    label: &mut [bool],
     free: &[bool],
     stack_cost: &[f32],
     boundary: &[f32],
-    adj: &[Vec<(usize, f32)>],
-) -> (f32, Vec<bool>) {
+    adj: &Adjacency,
+) -> f32 {
     let n = label.len();
     let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
     for _ in 0..MAX_REGION_PASSES {
@@ -682,7 +690,7 @@ fn descend(
             }
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
-            for &(j, w) in &adj[k] {
+            for &(j, w) in adj.of(k) {
                 if label[j] != now {
                     delta -= w;
                 }
@@ -702,11 +710,47 @@ fn descend(
     let mut cost = 0.0;
     for k in 0..n {
         cost += own(k, label[k]);
-        for &(j, w) in &adj[k] {
+        for &(j, w) in adj.of(k) {
             if j > k && label[j] != label[k] {
                 cost += w;
             }
         }
     }
-    (cost, label)
+    cost
+}
+
+/// The links between an interval's block segments, per segment, in one flat list (a
+/// vector per segment cost an allocation per block at every region split attempt).
+struct Adjacency {
+    /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost.
+    start: Vec<usize>,
+    list: Vec<(usize, f32)>,
+}
+
+impl Adjacency {
+    /// Each link `(a, b, w)` makes `b` a neighbour of `a` and `a` one of `b`, each
+    /// segment's neighbours in the order of `links`.
+    fn new(n: usize, links: &[(usize, usize, f32)]) -> Self {
+        let mut start = vec![0; n + 1];
+        for &(a, b, _) in links {
+            start[a + 1] += 1;
+            start[b + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![(0, 0.0); 2 * links.len()];
+        for &(a, b, w) in links {
+            list[fill[a]] = (b, w);
+            fill[a] += 1;
+            list[fill[b]] = (a, w);
+            fill[b] += 1;
+        }
+        Adjacency { start, list }
+    }
+
+    fn of(&self, k: usize) -> &[(usize, f32)] {
+        &self.list[self.start[k]..self.start[k + 1]]
+    }
 }
