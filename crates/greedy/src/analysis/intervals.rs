@@ -226,17 +226,28 @@ impl LiveIntervals {
             self.scan_block(f, live, block)?;
         }
 
-        self.raw_segments
-            .sort_unstable_by_key(|&(v, s)| (v, s.start));
-        self.raw_uses
-            .sort_unstable_by_key(|&(v, u)| (v, u.inst.index(), u.slot));
+        // Blocks were scanned last to first, so each vreg's items arrive roughly in
+        // reverse: reversing its run first leaves the sort little to do.
         group(
             &self.raw_segments,
             nv,
             &mut self.vreg_segments,
             &mut self.segments,
+            |run| {
+                run.reverse();
+                run.sort_unstable_by_key(|s| s.start);
+            },
         );
-        group(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
+        group(
+            &self.raw_uses,
+            nv,
+            &mut self.vreg_uses,
+            &mut self.uses,
+            |run| {
+                run.reverse();
+                run.sort_unstable_by_key(|u| (u.inst.index(), u.slot));
+            },
+        );
 
         let points = f
             .num_insts()
@@ -415,19 +426,42 @@ impl LiveIntervals {
     }
 }
 
-/// Turns `(vreg, item)` pairs sorted by vreg into per-vreg ranges of a flat vector.
-fn group<T: Copy>(raw: &[(u32, T)], nv: usize, ranges: &mut Vec<(u32, u32)>, out: &mut Vec<T>) {
+/// Turns `(vreg, item)` pairs into per-vreg ranges of a flat vector (a counting sort by
+/// vreg, keeping the pairs' order within a vreg), then lets `order` sort each vreg's run.
+/// Items are unique per vreg under the key `order` sorts by, so the result does not
+/// depend on the order they came in.
+pub(crate) fn group<T: Copy>(
+    raw: &[(u32, T)],
+    nv: usize,
+    ranges: &mut Vec<(u32, u32)>,
+    out: &mut Vec<T>,
+    mut order: impl FnMut(&mut [T]),
+) {
     ranges.clear();
     ranges.resize(nv, (0, 0));
+    for &(v, _) in raw {
+        ranges[v as usize].1 += 1;
+    }
+    // Each range becomes (start, start): `end` then advances as the items are placed.
+    let mut start = 0;
+    for r in ranges.iter_mut() {
+        let n = r.1;
+        *r = (start, start);
+        start += n;
+    }
     out.clear();
-    let mut i = 0;
-    while i < raw.len() {
-        let v = raw[i].0;
-        let s = out.len() as u32;
-        while i < raw.len() && raw[i].0 == v {
-            out.push(raw[i].1);
-            i += 1;
+    let Some(&(_, first)) = raw.first() else {
+        return;
+    };
+    out.resize(raw.len(), first);
+    for &(v, item) in raw {
+        let r = &mut ranges[v as usize];
+        out[r.1 as usize] = item;
+        r.1 += 1;
+    }
+    for &(a, b) in ranges.iter() {
+        if b - a > 1 {
+            order(&mut out[a as usize..b as usize]);
         }
-        ranges[v as usize] = (s, out.len() as u32);
     }
 }

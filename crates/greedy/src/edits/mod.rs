@@ -16,7 +16,7 @@ mod redundant;
 
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{before, operand_points, point_inst, reused_vreg};
+use crate::analysis::intervals::{before, group, operand_points, point_inst, reused_vreg};
 use crate::greedy::GreedyCtx;
 use crate::greedy::interval::IntervalKind;
 use crate::greedy::matrix::reserved_at;
@@ -24,7 +24,7 @@ use hashbrown::HashMap;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
-    PReg, ProgPoint, RegAllocError, RegClass, VReg,
+    PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
 };
 
 /// Move groups at one `before(inst)` point, in execution order.
@@ -57,7 +57,7 @@ pub(crate) struct EditsCtx {
     piece_range: Vec<(u32, u32)>,
     /// Where each vreg lives over its main segments: (start, end, location), sorted.
     pieces: Vec<(u32, u32, Allocation)>,
-    raw_pieces: Vec<(u32, u32, u32, Allocation)>,
+    raw_pieces: Vec<(u32, (u32, u32, Allocation))>,
     reloads: HashMap<(u32, u32, bool), PReg>,
     /// Per vreg: its spill slot, if it has one and the slot is written right after the
     /// def (so it holds the value wherever the value is live, SSA making the def
@@ -68,6 +68,9 @@ pub(crate) struct EditsCtx {
     resolved: Vec<(Allocation, Allocation)>,
     parallel: ParallelMoves,
     redundant: redundant::RedundantMoves,
+    /// The environment's fixed stack slots (registers that are really memory), as a set:
+    /// every move is classified against it.
+    stack_regs: PRegSet,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -82,6 +85,10 @@ pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
 
 impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     pub fn build(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
+        self.ctx.stack_regs = PRegSet::empty();
+        for &r in &self.env.fixed_stack_slots {
+            self.ctx.stack_regs.add(r);
+        }
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
@@ -126,24 +133,17 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             };
             for s in &iv.segments {
                 ctx.raw_pieces
-                    .push((iv.vreg.vreg() as u32, s.start, s.end, alloc));
+                    .push((iv.vreg.vreg() as u32, (s.start, s.end, alloc)));
             }
         }
-        ctx.raw_pieces.sort_unstable_by_key(|&(v, s, _, _)| (v, s));
-        ctx.piece_range.clear();
-        ctx.piece_range.resize(self.func.num_vregs(), (0, 0));
-        ctx.pieces.clear();
-        let mut i = 0;
-        while i < ctx.raw_pieces.len() {
-            let v = ctx.raw_pieces[i].0;
-            let start = ctx.pieces.len() as u32;
-            while i < ctx.raw_pieces.len() && ctx.raw_pieces[i].0 == v {
-                let (_, s, e, a) = ctx.raw_pieces[i];
-                ctx.pieces.push((s, e, a));
-                i += 1;
-            }
-            ctx.piece_range[v as usize] = (start, ctx.pieces.len() as u32);
-        }
+        // A vreg's pieces are disjoint, so their starts are unique.
+        group(
+            &ctx.raw_pieces,
+            self.func.num_vregs(),
+            &mut ctx.piece_range,
+            &mut ctx.pieces,
+            |run| run.sort_unstable_by_key(|&(s, _, _)| s),
+        );
         Ok(())
     }
 
@@ -522,6 +522,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 an: self.an,
                 g: &mut *self.g,
                 env: self.env,
+                stack_regs: &self.ctx.stack_regs,
                 points,
                 failed: false,
             };
@@ -546,8 +547,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn count_moves(&mut self, out: &Output) {
         for (_, Edit::Move { from, to }) in &out.edits {
             match (
-                is_stack_alloc(self.env, *from),
-                is_stack_alloc(self.env, *to),
+                is_stack_alloc(&self.ctx.stack_regs, *from),
+                is_stack_alloc(&self.ctx.stack_regs, *to),
             ) {
                 (false, true) => self.stats.spill_stores += 1,
                 (true, false) => self.stats.reloads += 1,
@@ -626,10 +627,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 /// as an allocation failure rather than a panic.
 const MISSING: RegAllocError = RegAllocError::TooManyLiveRegs;
 
-fn is_stack_alloc(env: &MachineEnv, a: Allocation) -> bool {
-    a.is_stack()
-        || a.as_reg()
-            .is_some_and(|r| env.fixed_stack_slots.contains(&r))
+fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
+    a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
 }
 
 struct Scratch<'a, F: Function + ?Sized> {
@@ -637,6 +636,7 @@ struct Scratch<'a, F: Function + ?Sized> {
     an: &'a Analyses,
     g: &'a mut GreedyCtx,
     env: &'a MachineEnv,
+    stack_regs: &'a PRegSet,
     points: [Option<u32>; 2],
     failed: bool,
 }
@@ -675,6 +675,6 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
     }
 
     fn is_stack(&self, a: Allocation) -> bool {
-        is_stack_alloc(self.env, a)
+        is_stack_alloc(self.stack_regs, a)
     }
 }

@@ -27,8 +27,9 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
-use hashbrown::HashMap;
-use regalloc2::{Allocation, Block, Edit, Function, Inst, OperandKind, Output, ProgPoint};
+use regalloc2::{
+    Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, ProgPoint,
+};
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
 /// block boundary (for `Stats::cross_block_redundant_moves_removed`).
@@ -48,12 +49,78 @@ pub(crate) struct Removed {
 /// Replays of the function allowed to settle loop headers' facts.
 const MAX_PASSES: usize = 4;
 
+/// A location as a dense index: registers by `PReg` index, then the empty allocation,
+/// then stack slots by slot index (both bounded by the function's own numbering).
+fn loc(a: Allocation) -> u32 {
+    match a.kind() {
+        AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index() as u32),
+        AllocationKind::None => PReg::NUM_INDEX as u32,
+        AllocationKind::Stack => {
+            PReg::NUM_INDEX as u32 + 1 + a.as_stack().map_or(0, |s| s.index() as u32)
+        }
+    }
+}
+
+/// The facts of the block being replayed, by location: a dense table stamped with the
+/// block's generation (so starting a block costs nothing), plus the locations written
+/// in this generation for iteration. A hash map here cost a hash per operand and move.
+#[derive(Default)]
+struct Holds {
+    table: Vec<(u32, Option<Fact>)>,
+    touched: Vec<u32>,
+    generation: u32,
+}
+
+impl Holds {
+    fn clear(&mut self) {
+        self.touched.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.table.fill((0, None));
+            self.generation = 1;
+        }
+    }
+
+    fn get(&self, l: u32) -> Option<Fact> {
+        match self.table.get(l as usize) {
+            Some(&(g, fact)) if g == self.generation => fact,
+            _ => None,
+        }
+    }
+
+    fn insert(&mut self, l: u32, fact: Fact) {
+        let l = l as usize;
+        if l >= self.table.len() {
+            self.table.resize(l + 1, (0, None));
+        }
+        if self.table[l].0 != self.generation {
+            self.touched.push(l as u32);
+        }
+        self.table[l] = (self.generation, Some(fact));
+    }
+
+    fn remove(&mut self, l: u32) {
+        if let Some(e) = self.table.get_mut(l as usize)
+            && e.0 == self.generation
+        {
+            e.1 = None;
+        }
+    }
+
+    /// The current facts, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = (u32, Fact)> + '_ {
+        self.touched
+            .iter()
+            .filter_map(|&l| self.get(l).map(|fact| (l, fact)))
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct RedundantMoves {
-    holds: HashMap<u32, Fact>,
+    holds: Holds,
     keep: Vec<bool>,
     order: Vec<Block>,
-    /// Per block: its facts at the end, (location bits, vreg) sorted by location,
+    /// Per block: its facts at the end, (location, vreg) sorted by location,
     /// restricted to values live out of it.
     end_state: Vec<Vec<(u32, u32)>>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
@@ -74,6 +141,9 @@ impl RedundantMoves {
         cross_block: bool,
         out: &mut Output,
     ) -> Removed {
+        if out.edits.is_empty() {
+            return Removed::default();
+        }
         let edits = std::mem::take(&mut out.edits);
         let nb = f.num_blocks();
         self.order.clear();
@@ -187,7 +257,7 @@ impl RedundantMoves {
             self.holds
                 .iter()
                 .filter(|(_, fact)| carry[fact.vreg as usize] == epoch)
-                .map(|(&l, fact)| (l, fact.vreg)),
+                .map(|(l, fact)| (l, fact.vreg)),
         );
         state.sort_unstable();
     }
@@ -288,8 +358,8 @@ impl RedundantMoves {
     ) {
         while *e < edits.len() && edits[*e].0 == at {
             let Edit::Move { from, to } = edits[*e].1;
-            let value = self.holds.get(&from.bits()).copied();
-            let known = self.holds.get(&to.bits()).copied();
+            let value = self.holds.get(loc(from));
+            let known = self.holds.get(loc(to));
             match (value, known) {
                 _ if from == to => {
                     self.keep[*e] = false;
@@ -303,10 +373,10 @@ impl RedundantMoves {
                     }
                 }
                 (Some(v), _) => {
-                    self.holds.insert(to.bits(), v);
+                    self.holds.insert(loc(to), v);
                 }
                 (None, _) => {
-                    self.holds.remove(&to.bits());
+                    self.holds.remove(loc(to));
                 }
             }
             *e += 1;
@@ -321,7 +391,7 @@ impl RedundantMoves {
         let allocs = out.inst_allocs(inst);
         for (op, &alloc) in ops.iter().zip(allocs) {
             if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
-                self.holds.insert(alloc.bits(), fresh(op.vreg().vreg()));
+                self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
             }
         }
         for (k, (op, &alloc)) in ops.iter().zip(allocs).enumerate() {
@@ -329,19 +399,19 @@ impl RedundantMoves {
                 continue;
             }
             if op.as_fixed_nonallocatable().is_some() {
-                self.holds.remove(&alloc.bits());
+                self.holds.remove(loc(alloc));
                 continue;
             }
             let v = op.vreg();
             for (prev, &prev_alloc) in ops[..k].iter().zip(allocs) {
                 if prev.kind() == OperandKind::Def && prev.vreg() == v && prev_alloc != alloc {
-                    self.holds.remove(&prev_alloc.bits());
+                    self.holds.remove(loc(prev_alloc));
                 }
             }
-            self.holds.insert(alloc.bits(), fresh(v.vreg()));
+            self.holds.insert(loc(alloc), fresh(v.vreg()));
         }
         for clobber in f.inst_clobbers(inst) {
-            self.holds.remove(&Allocation::reg(clobber).bits());
+            self.holds.remove(loc(Allocation::reg(clobber)));
         }
     }
 }

@@ -19,9 +19,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         hints.clear();
         let iv = &self.ctx.intervals[id];
         let cfg = &self.an.cfg;
-        for u in &iv.uses {
-            if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
-                hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+        if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
+            for u in &iv.uses {
+                if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
+                    hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
+                }
             }
         }
         // Other pieces of the same value: sharing their register saves the move between
@@ -87,11 +89,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
         self.collect_hints(id);
         let iv = &self.ctx.intervals[id];
-        for &(p, _) in &self.ctx.scratch_hints {
+        let hints = &self.ctx.scratch_hints;
+        for &(p, _) in hints {
             if self.may_hold(p, iv) && self.is_available(p, iv) {
                 return Some(p);
             }
         }
-        self.order_for(iv).find(|&p| self.is_available(p, iv))
+        // Every hint in the allocation order passed `may_hold` and was just found taken.
+        self.order_for(iv)
+            .find(|&p| !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv))
     }
 }

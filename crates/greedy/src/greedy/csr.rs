@@ -23,7 +23,8 @@ pub(crate) struct CalleeSaved {
     /// every callee-saved one will likely be opened anyway and declining one would only
     /// spill for nothing.
     pressure_exceeds_registers: [bool; 3],
-    events: Vec<(u32, i32)>,
+    /// Per class, per program point: segments starting there minus segments ending.
+    delta: Vec<i32>,
 }
 
 impl CalleeSaved {
@@ -59,36 +60,45 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    /// Sweeps every value's segments once per class to find its peak register pressure.
+    /// Finds each class's peak register pressure from one pass over every value's
+    /// segments: +1 at a segment's start and -1 at its end, summed per point and
+    /// accumulated in point order (touching segments do not overlap: at a shared point
+    /// the end cancels the start). Counting per point needs no sort of the events.
     pub(crate) fn measure_pressure(&mut self) {
-        let mut events = std::mem::take(&mut self.ctx.callee_saved.events);
-        for class in [RegClass::Int, RegClass::Float, RegClass::Vector] {
+        let mut delta = std::mem::take(&mut self.ctx.callee_saved.delta);
+        let points = 2 * self.func.num_insts() + 1;
+        let measured = [RegClass::Int, RegClass::Float, RegClass::Vector]
+            .map(|class| self.env.non_preferred_regs_by_class[class as usize] != PRegSet::empty());
+        delta.clear();
+        delta.resize(3 * points, 0);
+        for v in 0..self.func.num_vregs() {
+            let Some(class) = self.an.live.class[v] else {
+                continue;
+            };
             let c = class as usize;
-            if self.env.non_preferred_regs_by_class[c] == PRegSet::empty() {
+            if !measured[c] {
                 continue;
             }
-            events.clear();
-            for v in 0..self.func.num_vregs() {
-                if self.an.live.class[v] != Some(class) {
-                    continue;
-                }
-                for s in self.an.intervals.segments_of(VReg::new(v, class)) {
-                    events.push((s.start, 1));
-                    events.push((s.end, -1));
-                }
+            let row = &mut delta[c * points..(c + 1) * points];
+            for s in self.an.intervals.segments_of(VReg::new(v, class)) {
+                row[s.start as usize] += 1;
+                row[s.end as usize] -= 1;
             }
-            // Ends sort before starts at the same point: touching segments do not overlap.
-            events.sort_unstable();
+        }
+        for (c, row) in delta.chunks_exact(points).enumerate() {
+            if !measured[c] {
+                continue;
+            }
             let all = self.ctx.order[c].len() as i32;
             let mut live = 0;
             let mut peak = 0;
-            for &(_, delta) in &events {
-                live += delta;
+            for &d in row {
+                live += d;
                 peak = peak.max(live);
             }
             self.ctx.callee_saved.pressure_exceeds_registers[c] = peak > all;
         }
-        self.ctx.callee_saved.events = events;
+        self.ctx.callee_saved.delta = delta;
     }
 
     /// Should `id` rather split or spill than be the first to use callee-saved `p`?

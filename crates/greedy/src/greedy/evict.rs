@@ -108,7 +108,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Would `j` lose a preference by leaving `p`?
     fn is_hinted_to(&self, j: IntervalId, p: PReg) -> bool {
         let iv = &self.ctx.intervals[j];
-        iv.uses.iter().any(|u| {
+        self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
+            && iv.uses.iter().any(|u| {
             matches!(u.operand.constraint(), regalloc2::OperandConstraint::FixedReg(q) if q == p)
         })
     }

@@ -35,12 +35,22 @@ const CHUNK_MAX: usize = 64;
 struct Union {
     heads: Vec<u32>,
     chunks: Vec<Vec<Entry>>,
+    /// Emptied chunks kept for reuse, so a union refilled for the next function (or
+    /// after removals) does not allocate again.
+    spare: Vec<Vec<Entry>>,
 }
 
 impl Union {
     fn clear(&mut self) {
         self.heads.clear();
-        self.chunks.clear();
+        for mut c in self.chunks.drain(..) {
+            c.clear();
+            self.spare.push(c);
+        }
+    }
+
+    fn new_chunk(&mut self) -> Vec<Entry> {
+        self.spare.pop().unwrap_or_default()
     }
 
     fn is_empty(&self) -> bool {
@@ -75,8 +85,10 @@ impl Union {
 
     fn insert(&mut self, e: Entry) {
         if self.chunks.is_empty() {
+            let mut chunk = self.new_chunk();
+            chunk.push(e);
             self.heads.push(e.start);
-            self.chunks.push(vec![e]);
+            self.chunks.push(chunk);
             return;
         }
         // The chunk whose head is the last at or before `e.start` (or the first chunk).
@@ -89,7 +101,8 @@ impl Union {
         chunk.insert(i, e);
         self.heads[c] = chunk[0].start;
         if chunk.len() > CHUNK_MAX {
-            let tail = chunk.split_off(CHUNK_MAX / 2);
+            let mut tail = self.new_chunk();
+            tail.extend(self.chunks[c].drain(CHUNK_MAX / 2..));
             self.heads.insert(c + 1, tail[0].start);
             self.chunks.insert(c + 1, tail);
         }
@@ -104,7 +117,8 @@ impl Union {
             chunk.remove(i);
             if chunk.is_empty() {
                 self.heads.remove(c);
-                self.chunks.remove(c);
+                let emptied = self.chunks.remove(c);
+                self.spare.push(emptied);
             } else {
                 self.heads[c] = chunk[0].start;
             }

@@ -10,6 +10,7 @@ mod evict;
 mod hint_recolor;
 pub(crate) mod interval;
 pub(crate) mod matrix;
+mod queue;
 mod recolor;
 mod slot_sharing;
 mod spill;
@@ -18,16 +19,15 @@ mod split;
 use crate::Options;
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{Segment, point_inst};
+use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use crate::slots::SpillSlots;
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
 use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
 use log::debug;
 use matrix::InterferenceMatrix;
-use priority_queue::PriorityQueue;
+use queue::IntervalQueue;
 use regalloc2::{Function, MachineEnv, OperandConstraint, PReg, RegAllocError, RegClass, VReg};
-use std::cmp::Reverse;
 
 /// `GreedyCtx::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -65,9 +65,13 @@ pub(crate) struct GreedyCtx {
     /// First unit of each vreg's spill slot: `NO_SLOT`, `NEEDS_SLOT` until the slots are
     /// laid out after the main loop, then the unit.
     pub vreg_slot: Vec<usize>,
+    /// Per vreg: some operand of it names a fixed register. Hint collection and eviction
+    /// scan an interval's uses for those only when this is set, the uses of long
+    /// intervals being the bulk of a probe otherwise.
+    pub vreg_fixed_uses: Vec<bool>,
     pub(crate) scratch_slot_ranges: Vec<(u32, u32, u32)>,
     pub matrix: InterferenceMatrix,
-    pub queue: PriorityQueue<IntervalId, (u64, Reverse<IntervalId>)>,
+    pub queue: IntervalQueue,
     pub next_cascade: Cascade,
     pub partners: Partners,
     pub slots: SpillSlots,
@@ -76,6 +80,10 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    /// Emptied segment and use lists of the previous function's intervals, reused by
+    /// `create_intervals` so that each function does not allocate two vectors per vreg.
+    spare_segments: Vec<Vec<Segment>>,
+    spare_uses: Vec<Vec<UseSite>>,
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
@@ -101,7 +109,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         self.build_partners();
         self.create_intervals();
-        while let Some((id, _)) = self.ctx.queue.pop() {
+        while let Some(id) = self.ctx.queue.pop() {
             self.select_or_split(id)?;
         }
         if self.options.hint_recoloring {
@@ -114,6 +122,14 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn reset(&mut self) {
         let nv = self.func.num_vregs();
         let ctx = &mut *self.ctx;
+        for iv in ctx.intervals.values_mut() {
+            let mut segments = std::mem::take(&mut iv.segments);
+            segments.clear();
+            ctx.spare_segments.push(segments);
+            let mut uses = std::mem::take(&mut iv.uses);
+            uses.clear();
+            ctx.spare_uses.push(uses);
+        }
         ctx.intervals.clear();
         for p in &mut ctx.vreg_pieces {
             p.clear();
@@ -123,6 +139,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.vreg_hint_reg.resize(nv, None);
         ctx.vreg_slot.clear();
         ctx.vreg_slot.resize(nv, NO_SLOT);
+        ctx.vreg_fixed_uses.clear();
+        ctx.vreg_fixed_uses.resize(nv, false);
         ctx.matrix.reset();
         ctx.queue.clear();
         ctx.next_cascade = 1;
@@ -204,6 +222,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     fn create_intervals(&mut self) {
         let li = &self.an.intervals;
+        // All flags first: spilling a value up front below may already probe registers.
+        for (v, flag) in self.ctx.vreg_fixed_uses.iter_mut().enumerate() {
+            let Some(class) = self.an.live.class[v] else {
+                continue;
+            };
+            *flag = li
+                .uses_of(VReg::new(v, class))
+                .iter()
+                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
+        }
         for v in 0..self.func.num_vregs() {
             let Some(class) = self.an.live.class[v] else {
                 continue;
@@ -225,11 +253,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 })
                 .min()
                 .unwrap_or(usize::MAX);
+            let mut seg_list = self.ctx.spare_segments.pop().unwrap_or_default();
+            seg_list.extend_from_slice(segments);
+            let mut use_list = self.ctx.spare_uses.pop().unwrap_or_default();
+            use_list.extend_from_slice(uses);
             let iv = LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
-                segments: segments.to_vec(),
-                uses: uses.to_vec(),
+                segments: seg_list,
+                uses: use_list,
                 stage: Stage::New,
                 cascade: 0,
                 weight: 0.0,
@@ -295,7 +327,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
             || !self.ctx.partners.of(iv.vreg).is_empty();
         let prio = self.priority.priority(iv, self.weighted_size(iv), has_hint);
-        self.ctx.queue.push(id, (prio, Reverse(id)));
+        self.ctx.queue.push(id, prio);
     }
 
     fn select_or_split(&mut self, id: IntervalId) -> Result<(), RegAllocError> {

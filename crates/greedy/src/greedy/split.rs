@@ -142,23 +142,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         let spill_all: f32 = stack_cost.iter().sum();
-        let mut adj: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
-        for &(a, b, w) in &links {
-            adj[a].push((b, w));
-            adj[b].push((a, w));
-        }
+        let adj = Adjacency::new(n, &links);
 
-        // LLVM's compact region is the first candidate: the value keeps a register of
-        // its own (not chosen yet) in its use blocks. A candidate register must beat it.
         let threshold = spill_all * HYSTERESIS;
-        let mut best: Option<(f32, Option<PReg>, Vec<bool>)> =
-            compact_region(&stack_cost, &boundary, &adj)
-                .filter(|(c, _)| *c < threshold)
-                .map(|(c, label)| (c, None, label));
-        // A register in hand wins a tie with the compact region, which must still find one.
-        let beats = |cost: f32, (c, p, _): &(f32, Option<PReg>, Vec<bool>)| {
-            cost < *c || (cost == *c && p.is_none())
-        };
+        // The labelling of `best`, and the two descents' labellings of the candidate at
+        // hand: buffers reused across candidates.
+        let mut best_label: Vec<bool> = Vec::with_capacity(n);
+        let mut label_a: Vec<bool> = Vec::with_capacity(n);
+        let mut label_b: Vec<bool> = Vec::with_capacity(n);
+        // LLVM's compact region is the first candidate (no register: `None`): the value
+        // keeps a register of its own, not chosen yet, in its use blocks. A register
+        // candidate must beat it; a tie goes to the register in hand, since the compact
+        // region must still find one.
+        let mut best: Option<(f32, Option<PReg>)> = None;
+        if let Some(cost) = compact_region(&mut best_label, &stack_cost, &boundary, &adj)
+            && cost < threshold
+        {
+            best = Some((cost, None));
+        }
+        let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
         let mut free: Vec<bool> = Vec::with_capacity(n);
         for p in candidates {
@@ -176,29 +178,35 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // cost bounds the candidate's from below, and a candidate that cannot beat the
             // best so far (or spilling) is not worth a descent.
             let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
-            if forced >= threshold || best.as_ref().is_some_and(|b| !beats(forced, b)) {
+            if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
-            let (mut cost, mut label) = descend(free.clone(), &free, &stack_cost, &boundary, &adj);
-            let with_uses: Vec<bool> = (0..n).map(|k| free[k] && stack_cost[k] > 0.0).collect();
-            let (cost2, label2) = descend(with_uses, &free, &stack_cost, &boundary, &adj);
-            if cost2 < cost {
-                (cost, label) = (cost2, label2);
-            }
+            label_a.clone_from(&free);
+            let cost_a = descend(&mut label_a, &free, &stack_cost, &boundary, &adj);
+            label_b.clear();
+            label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
+            let cost_b = descend(&mut label_b, &free, &stack_cost, &boundary, &adj);
+            let (cost, label) = if cost_b < cost_a {
+                (cost_b, &label_b)
+            } else {
+                (cost_a, &label_a)
+            };
             let regs = label.iter().filter(|&&x| x).count();
             if regs == 0 || regs == n {
                 continue;
             }
-            if best.as_ref().is_none_or(|b| beats(cost, b)) {
-                best = Some((cost, Some(p), label));
+            if best.is_none_or(|b| beats(cost, b)) {
+                best = Some((cost, Some(p)));
+                best_label.clone_from(label);
             }
         }
-        let Some((cost, p, label)) = best.filter(|(c, _, _)| *c < threshold) else {
+        let Some((cost, p)) = best.filter(|&(c, _)| c < threshold) else {
             return false;
         };
+        let label = best_label;
         let Some(p) = p else {
             self.split_compact_region(id, cost, &label);
             return true;
@@ -654,25 +662,27 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 }
 
-/// LLVM's compact region: with no register chosen yet, the value keeps one of its own
-/// in the blocks with operands that need one and is spilled in the blocks it only passes
-/// through. The same descent labels it (only use blocks may take the register, so a use
-/// block whose transitions cost more than its operands goes back to the stack). Only
-/// worth it where use blocks touch (isolated ones are the block splitter's) and when at
-/// least two block segments and not all of them keep the register.
+/// LLVM's compact region, labelled into `label`: with no register chosen yet, the value
+/// keeps one of its own in the blocks with operands that need one and is spilled in the
+/// blocks it only passes through. The same descent labels it (only use blocks may take
+/// the register, so a use block whose transitions cost more than its operands goes back
+/// to the stack). Only worth it where use blocks touch (isolated ones are the block
+/// splitter's) and when at least two block segments, not all, keep the register.
 fn compact_region(
+    label: &mut Vec<bool>,
     stack_cost: &[f32],
     boundary: &[f32],
-    adj: &[Vec<(usize, f32)>],
-) -> Option<(f32, Vec<bool>)> {
+    adj: &Adjacency,
+) -> Option<f32> {
     let n = stack_cost.len();
     let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-    if !(0..n).any(|k| uses[k] && adj[k].iter().any(|&(j, _)| uses[j])) {
+    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _)| uses[j])) {
         return None;
     }
-    let (cost, label) = descend(uses.clone(), &uses, stack_cost, boundary, adj);
+    label.clone_from(&uses);
+    let cost = descend(label, &uses, stack_cost, boundary, adj);
     let regs = label.iter().filter(|&&x| x).count();
-    (regs >= 2 && regs < n).then_some((cost, label))
+    (regs >= 2 && regs < n).then_some(cost)
 }
 
 /// Bounded descent over the region labelling: flip single free segments while the total
@@ -680,12 +690,12 @@ fn compact_region(
 /// link between differently labelled segments) drops. Each flip is costed from the
 /// segment's own links only, so a pass is linear in segments plus links.
 fn descend(
-    mut label: Vec<bool>,
+    label: &mut [bool],
     free: &[bool],
     stack_cost: &[f32],
     boundary: &[f32],
-    adj: &[Vec<(usize, f32)>],
-) -> (f32, Vec<bool>) {
+    adj: &Adjacency,
+) -> f32 {
     let n = label.len();
     let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
     for _ in 0..MAX_REGION_PASSES {
@@ -696,7 +706,7 @@ fn descend(
             }
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
-            for &(j, w) in &adj[k] {
+            for &(j, w) in adj.of(k) {
                 if label[j] != now {
                     delta -= w;
                 }
@@ -716,11 +726,47 @@ fn descend(
     let mut cost = 0.0;
     for k in 0..n {
         cost += own(k, label[k]);
-        for &(j, w) in &adj[k] {
+        for &(j, w) in adj.of(k) {
             if j > k && label[j] != label[k] {
                 cost += w;
             }
         }
     }
-    (cost, label)
+    cost
+}
+
+/// The links between an interval's block segments, per segment, in one flat list (a
+/// vector per segment cost an allocation per block at every region split attempt).
+struct Adjacency {
+    /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost.
+    start: Vec<usize>,
+    list: Vec<(usize, f32)>,
+}
+
+impl Adjacency {
+    /// Each link `(a, b, w)` makes `b` a neighbour of `a` and `a` one of `b`, each
+    /// segment's neighbours in the order of `links`.
+    fn new(n: usize, links: &[(usize, usize, f32)]) -> Self {
+        let mut start = vec![0; n + 1];
+        for &(a, b, _) in links {
+            start[a + 1] += 1;
+            start[b + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![(0, 0.0); 2 * links.len()];
+        for &(a, b, w) in links {
+            list[fill[a]] = (b, w);
+            fill[a] += 1;
+            list[fill[b]] = (a, w);
+            fill[b] += 1;
+        }
+        Adjacency { start, list }
+    }
+
+    fn of(&self, k: usize) -> &[(usize, f32)] {
+        &self.list[self.start[k]..self.start[k + 1]]
+    }
 }
