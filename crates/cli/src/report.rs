@@ -21,9 +21,9 @@ pub struct ReportArgs {
     /// Fuzz functions per register pressure.
     #[arg(long, default_value_t = 200)]
     pub count: usize,
-    /// Largest scale function, in instructions. The corpus goes to 1M, but at 1M one greedy
-    /// allocation takes about a minute (ion half that) and the checkless run of all three
-    /// allocators, 6 runs each, about ten: over the report's time budget.
+    /// Largest scale function, in instructions. The corpus goes to 1M, but at 1M one
+    /// allocation takes 10-30 s (greedy about 0.6x ion's time) and 6 timed runs of each
+    /// allocator would take several minutes: over the report's time budget.
     #[arg(long, default_value_t = 300_000)]
     pub max_insts: usize,
     /// Per-run time budget on the scale corpus (an allocator over it skips larger sizes).
@@ -210,10 +210,10 @@ fn page(
              clobbers, a few dozen values live at every point (a long-lived pool plus a \
              window of recent values), so every size spills. The corpus goes from 1k to 1M \
              instructions; this page stops at `--max-insts` (below) to keep `report` under \
-             ten minutes on a shared 2-core machine: in the run made while writing the tool, \
-             one allocation of the 1M-instruction function took about 60 s with greedy and \
-             29 s with ion (greedy grows roughly quadratically above 100k instructions; see \
-             the plot). `ragreedy compare --corpus scale` measures the 1M point.",
+             ten minutes on a shared 2-core machine (regalloc2's checker alone takes minutes \
+             at 1M). In a separate run on 2026-11-23 (`ragreedy compare --corpus scale \
+             --reps 1 --check-max-insts 100000`), one allocation of the 1M-instruction \
+             function took 0.59 times ion's time; see that command for the 1M point.",
         ),
     ];
     for (r, (name, blurb)) in results.iter().zip(titles) {
