@@ -304,7 +304,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         if g.others.is_empty() {
-            if !self.group_gains(g, from, target) {
+            if !self.exchange_gains(g, from, target) {
                 return false;
             }
             self.reassign(&g.group, from, target, "to join its copy partners");
@@ -329,7 +329,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         g.scratch = intf;
-        if !ok || !self.swap_gains(g, from, target) {
+        if !ok || !self.exchange_gains(g, from, target) {
             return false;
         }
         let others = std::mem::take(&mut g.others);
@@ -365,9 +365,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    /// Does exchanging the group (`from` to `target`) with `g.others` (`target` to
-    /// `from`) lower the weighted cost of the copies around both?
-    fn swap_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
+    /// Does moving the group from `from` to `target`, and `g.others` (if any) from
+    /// `target` to `from`, lower the weighted cost of the copies around both? Opening an
+    /// untouched callee-saved `target` costs its save and restore.
+    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
         let after = |o: IntervalId| {
             if g.in_group[o] {
@@ -401,36 +402,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     if p != next {
                         after_cost += freq;
                     }
-                }
-            }
-        }
-        after_cost < before_cost
-    }
-
-    /// Does moving the group from `from` to `target` lower the weighted copy cost?
-    fn group_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
-        let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        for &m in &g.group {
-            let (s, e) = g.adj_range[m];
-            for &(o, freq) in &g.adj[s as usize..e as usize] {
-                if g.in_group[o] {
-                    continue;
-                }
-                let other = self.ctx.intervals[o].assigned;
-                if other != Some(from) {
-                    before_cost += freq;
-                }
-                if other != Some(target) {
-                    after_cost += freq;
-                }
-            }
-            let (s, e) = g.fixed_range[m];
-            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
-                if p != from {
-                    before_cost += freq;
-                }
-                if p != target {
-                    after_cost += freq;
                 }
             }
         }

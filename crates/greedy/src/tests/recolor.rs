@@ -54,14 +54,7 @@ fn last_chance_recoloring_avoids_a_spill() {
 /// recoloring moves one of them (seed 6499 of `ragreedy stress --regs 2`).
 #[test]
 fn last_chance_recoloring_turns_a_failure_into_an_allocation() {
-    let seed = 6499u64;
-    let base = fuzzgen::small_env_options(2);
-    let opts = regalloc2::fuzzing::func::Options {
-        num_uses_per_inst: base.num_uses_per_inst.clone(),
-        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
-    };
-    let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
-    let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 2);
+    let (f, e) = stress_function(6499, 2);
     // Deferred spilling changes the queue order enough that this seed no longer needs
     // recoloring with it: both runs leave it off, so only recoloring differs.
     let on = crate::Options {
@@ -168,14 +161,7 @@ fn hint_recoloring_removes_a_block_param_copy() {
 /// held by the other group; exchanging the two removes the cycle.
 #[test]
 fn hint_recoloring_exchanges_groups_that_block_each_other() {
-    let seed = 18179u64;
-    let base = fuzzgen::small_env_options(8);
-    let opts = regalloc2::fuzzing::func::Options {
-        num_uses_per_inst: base.num_uses_per_inst.clone(),
-        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
-    };
-    let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
-    let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 8);
+    let (f, e) = stress_function(18179, 8);
     let off = crate::Options {
         hint_recoloring: false,
         ..Default::default()
@@ -185,4 +171,20 @@ fn hint_recoloring_exchanges_groups_that_block_each_other() {
     assert!(cost::cost(&f, &e, &out_off).weighted > 0);
     assert_eq!(cost::cost(&f, &e, &out).weighted, 0, "{stats:?}");
     assert!(stats.hint_exchanges >= 1, "{stats:?}");
+}
+
+/// The function and environment `ragreedy stress --regs <regs>` builds for `seed`, for
+/// a seed of the form 4k + 3 (those cycle through the generator's option combinations).
+fn stress_function(
+    seed: u64,
+    regs: usize,
+) -> (regalloc2::fuzzing::func::Func, regalloc2::MachineEnv) {
+    assert_eq!(seed % 4, 3, "only seeds 4k + 3 use the option combinations");
+    let base = fuzzgen::small_env_options(regs);
+    let opts = regalloc2::fuzzing::func::Options {
+        num_uses_per_inst: base.num_uses_per_inst.clone(),
+        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
+    };
+    let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
+    (f, fuzzgen::restrict_env(&fuzzgen::machine_env(), regs))
 }
