@@ -333,19 +333,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let others = std::mem::take(&mut g.others);
-        for &m in &others {
-            self.ctx.matrix.unassign(target, &self.ctx.intervals[m]);
-        }
-        self.reassign(&g.group, from, target, "exchanged with the occupants");
-        for &m in &others {
-            self.ctx.intervals[m].assigned = Some(from);
-            self.ctx.matrix.assign(from, m, &self.ctx.intervals[m]);
-            self.refresh_hint_reg(self.ctx.intervals[m].vreg);
-            debug!(
-                "{m} ({}): recolored from {target} to {from}, exchanged for copy partners",
-                self.ctx.intervals[m].vreg
-            );
-        }
+        self.vacate(&others, target);
+        self.vacate(&g.group, from);
+        self.occupy(&g.group, from, target, "exchanged with the occupants");
+        self.occupy(&others, target, from, "exchanged for copy partners");
         g.others = others;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
@@ -353,8 +344,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     fn reassign(&mut self, group: &[IntervalId], from: PReg, target: PReg, why: &str) {
+        self.vacate(group, from);
+        self.occupy(group, from, target, why);
+    }
+
+    /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
+    /// overwritten by `occupy` right after).
+    fn vacate(&mut self, group: &[IntervalId], reg: PReg) {
         for &m in group {
-            self.ctx.matrix.unassign(from, &self.ctx.intervals[m]);
+            self.ctx.matrix.unassign(reg, &self.ctx.intervals[m]);
+        }
+    }
+
+    fn occupy(&mut self, group: &[IntervalId], from: PReg, target: PReg, why: &str) {
+        for &m in group {
             self.ctx.intervals[m].assigned = Some(target);
             self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
             self.refresh_hint_reg(self.ctx.intervals[m].vreg);
