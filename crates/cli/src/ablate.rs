@@ -168,10 +168,7 @@ pub fn main(args: AblateArgs) -> i32 {
     std::panic::set_hook(Box::new(|_| {}));
     let mut failed = false;
     for regs in envs {
-        let env = match regs {
-            Some(k) => fuzzgen::restrict_env(&fuzzgen::machine_env(), k),
-            None => fuzzgen::machine_env(),
-        };
+        let env = fuzzgen::stress_env(regs);
         let cases = corpus(&args, regs, &env);
         let rows: Vec<Row> = configs.iter().map(|c| measure(&cases, &env, c)).collect();
         failed |= rows
@@ -188,18 +185,7 @@ fn corpus(args: &AblateArgs, regs: Option<usize>, env: &MachineEnv) -> Vec<Case>
     let mut cases = Vec::with_capacity(args.count);
     let mut s = args.seed;
     while cases.len() < args.count {
-        let opts = match regs {
-            Some(k) => fuzzgen::small_env_options(k),
-            None => fuzzgen::fuzz_options(),
-        };
-        let opts = if s % 4 == 3 {
-            regalloc2::fuzzing::func::Options {
-                num_uses_per_inst: opts.num_uses_per_inst.clone(),
-                ..fuzzgen::options_combination((s / 4 % 32) as u8)
-            }
-        } else {
-            opts
-        };
+        let opts = fuzzgen::stress_options(s, regs);
         let seed = s;
         s += 1;
         let Some(func) = fuzzgen::func_from_seed(seed, &opts) else {

@@ -98,26 +98,11 @@ pub fn main(args: StressArgs) -> i32 {
         seed += 1;
         match args.generator {
             Generator::Fuzz => {
-                let opts = match args.regs {
-                    Some(k) => fuzzgen::small_env_options(k),
-                    None => fuzzgen::fuzz_options(),
-                };
-                // Cycle through every option combination on a quarter of the functions.
-                let opts = if s % 4 == 3 {
-                    regalloc2::fuzzing::func::Options {
-                        num_uses_per_inst: opts.num_uses_per_inst.clone(),
-                        ..fuzzgen::options_combination((s / 4 % 32) as u8)
-                    }
-                } else {
-                    opts
-                };
+                let opts = fuzzgen::stress_options(s, args.regs);
                 let Some(func) = fuzzgen::func_from_seed(s, &opts) else {
                     continue;
                 };
-                let env = match args.regs {
-                    Some(k) => fuzzgen::restrict_env(&fuzzgen::machine_env(), k),
-                    None => fuzzgen::machine_env(),
-                };
+                let env = fuzzgen::stress_env(args.regs);
                 one(
                     &args,
                     &mut tally,

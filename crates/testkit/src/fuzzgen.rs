@@ -121,3 +121,30 @@ pub fn small_env_options(k: usize) -> Options {
         ..fuzz_options()
     }
 }
+
+/// The generator options `ragreedy stress` (and `ablate`) use for `seed` with `regs`
+/// allocatable registers per class (`None`: the full environment): ion's fuzzer options
+/// (fewer uses per instruction in small environments), and on every fourth seed (4k + 3)
+/// one of the 32 combinations of the boolean options in turn.
+pub fn stress_options(seed: u64, regs: Option<usize>) -> Options {
+    let base = match regs {
+        Some(k) => small_env_options(k),
+        None => fuzz_options(),
+    };
+    if seed % 4 == 3 {
+        Options {
+            num_uses_per_inst: base.num_uses_per_inst.clone(),
+            ..options_combination((seed / 4 % 32) as u8)
+        }
+    } else {
+        base
+    }
+}
+
+/// The environment `ragreedy stress` uses with `regs` allocatable registers per class.
+pub fn stress_env(regs: Option<usize>) -> MachineEnv {
+    match regs {
+        Some(k) => restrict_env(&machine_env(), k),
+        None => machine_env(),
+    }
+}

@@ -1,7 +1,7 @@
 //! The greedy driver end to end on small functions: assignment with hints, eviction,
 //! spilling, constraints, errors. Every output goes through regalloc2's checker.
 
-use super::{alloc_checked, alloc_err};
+use super::{alloc_checked, alloc_err, waves_of_values};
 use ragreedy_testkit::builder::{FuncBuilder, env, env_by_class};
 use regalloc2::{Operand, PReg, RegAllocError, RegClass};
 
@@ -101,17 +101,7 @@ fn two_values_fixed_to_one_register_is_an_error() {
 /// Spilled values live in slots; their register uses get reloads, their defs stores.
 #[test]
 fn spilling_under_pressure_reloads_and_stores() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    let vs = b.vregs(RegClass::Int, 6);
-    for &v in &vs {
-        b.inst(b0, &[Operand::reg_def(v)]);
-    }
-    for &v in vs.iter().rev() {
-        b.inst(b0, &[Operand::reg_use(v)]);
-    }
-    b.ret(b0, &[]);
-    let f = b.build().func;
+    let f = waves_of_values(1, 6);
     let (_, stats) = alloc_checked(&f, &env(2, 0));
     assert!(stats.spills >= 4, "{stats:?}");
     assert!(stats.reloads >= 4 && stats.spill_stores >= 4, "{stats:?}");
@@ -245,19 +235,7 @@ fn spilling_without_deferral_still_checks() {
 /// the second wave reuses the first wave's slots.
 #[test]
 fn spilled_values_with_disjoint_lives_share_slots() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    for _ in 0..2 {
-        let vs = b.vregs(RegClass::Int, 5);
-        for &v in &vs {
-            b.inst(b0, &[Operand::reg_def(v)]);
-        }
-        for &v in vs.iter().rev() {
-            b.inst(b0, &[Operand::reg_use(v)]);
-        }
-    }
-    b.ret(b0, &[]);
-    let f = b.build().func;
+    let f = waves_of_values(2, 5);
     let (out, stats) = alloc_checked(&f, &env(2, 0));
     assert!(stats.shared_slot_values >= 6, "{stats:?}");
     // One slot per spilled value without sharing.

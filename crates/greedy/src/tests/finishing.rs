@@ -124,19 +124,7 @@ fn loop_carried_partners_share_a_slot_only_when_disjoint() {
 /// has its own.
 #[test]
 fn slot_sharing_uses_fewer_slots_than_one_per_value() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    for _ in 0..2 {
-        let vs = b.vregs(RegClass::Int, 5);
-        for &v in &vs {
-            b.inst(b0, &[Operand::reg_def(v)]);
-        }
-        for &v in vs.iter().rev() {
-            b.inst(b0, &[Operand::reg_use(v)]);
-        }
-    }
-    b.ret(b0, &[]);
-    let f = b.build().func;
+    let f = super::waves_of_values(2, 5);
     let e = env(2, 0);
     let (on, _) = alloc_with(&f, &e, &crate::Options::default());
     let off_options = crate::Options {

@@ -8,8 +8,9 @@ mod moves;
 mod recolor;
 mod split;
 
+use ragreedy_testkit::builder::{FuncBuilder, TestFunc};
 use ragreedy_testkit::check::check_output;
-use regalloc2::{Function, MachineEnv, Output, RegAllocError};
+use regalloc2::{Function, MachineEnv, Operand, Output, RegAllocError, RegClass};
 
 /// Allocates with default options and insists the checker accepts the result.
 pub(crate) fn alloc_checked<F: Function>(f: &F, env: &MachineEnv) -> (Output, crate::Stats) {
@@ -44,4 +45,23 @@ pub(crate) fn try_alloc_with<F: Function>(
         );
     }
     Ok((out, *ctx.stats()))
+}
+
+/// One block holding `waves` waves of `per_wave` Int values, each wave defined in order
+/// and used in reverse, the next wave defined after the previous one died: with fewer
+/// registers than `per_wave`, values of every wave are spilled.
+pub(crate) fn waves_of_values(waves: usize, per_wave: usize) -> TestFunc {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    for _ in 0..waves {
+        let vs = b.vregs(RegClass::Int, per_wave);
+        for &v in &vs {
+            b.inst(b0, &[Operand::reg_def(v)]);
+        }
+        for &v in vs.iter().rev() {
+            b.inst(b0, &[Operand::reg_use(v)]);
+        }
+    }
+    b.ret(b0, &[]);
+    b.build().func
 }

@@ -173,18 +173,12 @@ fn hint_recoloring_exchanges_groups_that_block_each_other() {
     assert!(stats.hint_exchanges >= 1, "{stats:?}");
 }
 
-/// The function and environment `ragreedy stress --regs <regs>` builds for `seed`, for
-/// a seed of the form 4k + 3 (those cycle through the generator's option combinations).
+/// The function and environment `ragreedy stress --regs <regs>` builds for `seed`.
 fn stress_function(
     seed: u64,
     regs: usize,
 ) -> (regalloc2::fuzzing::func::Func, regalloc2::MachineEnv) {
-    assert_eq!(seed % 4, 3, "only seeds 4k + 3 use the option combinations");
-    let base = fuzzgen::small_env_options(regs);
-    let opts = regalloc2::fuzzing::func::Options {
-        num_uses_per_inst: base.num_uses_per_inst.clone(),
-        ..fuzzgen::options_combination((seed / 4 % 32) as u8)
-    };
+    let opts = fuzzgen::stress_options(seed, Some(regs));
     let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
-    (f, fuzzgen::restrict_env(&fuzzgen::machine_env(), regs))
+    (f, fuzzgen::stress_env(Some(regs)))
 }
