@@ -6,6 +6,7 @@ mod dump_cmd;
 mod report;
 mod run_cmd;
 mod stress;
+mod wasm_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +34,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Turn our mechanisms off one at a time on the fuzz corpus and tabulate what each buys.
     Ablate(ablate::AblateArgs),
+    /// Real WebAssembly through Wasmtime: run a WASI module, benchmark Sightglass modules, or
+    /// dump a module's allocation problems.
+    Wasm(wasm_cmd::WasmArgs),
 }
 
 fn main() {
@@ -45,6 +49,7 @@ fn main() {
         Command::Compare(args) => compare::main(args),
         Command::Report(args) => report::main(args),
         Command::Ablate(args) => ablate::main(args),
+        Command::Wasm(args) => wasm_cmd::main(args),
     };
     std::process::exit(code);
 }

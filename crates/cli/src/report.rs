@@ -35,6 +35,13 @@ pub struct ReportArgs {
     /// Skip code speed (the JIT runs).
     #[arg(long)]
     pub no_run: bool,
+    /// Also measure real WebAssembly: every module under this folder (Sightglass layout) as
+    /// the `wasm:` compile corpus, and its runnable benchmarks with `wasm bench`.
+    #[arg(long)]
+    pub wasm: Option<PathBuf>,
+    /// Iterations per module and allocator for the Wasm benchmarks.
+    #[arg(long, default_value_t = 5)]
+    pub wasm_iterations: usize,
 }
 
 pub fn main(args: ReportArgs) -> i32 {
@@ -98,6 +105,11 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         Some(progs)
     };
 
+    let wasm = match &args.wasm {
+        None => None,
+        Some(dir) => Some(wasm_section(dir, args, &allocators, &img)?),
+    };
+
     let (cl, fz, sc) = (&results[0], &results[1], &results[2]);
     plot::scale_times(&img.join("scale-time.svg"), sc, &allocators)?;
     plot::cost_ratio_distribution(&img.join("cost-ratio.svg"), &[cl, fz], &allocators)?;
@@ -105,13 +117,16 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         plot::code_speed(&img.join("code-speed.svg"), p, &allocators)?;
     }
 
-    let md = page(
+    let mut md = page(
         args,
         &results,
         speed.as_deref(),
         &allocators,
         started.elapsed().as_secs_f64(),
     );
+    if let Some((section, _)) = &wasm {
+        md.push_str(section);
+    }
     let path = args.out.join("benchmarks.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!(
@@ -120,11 +135,14 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         img.display(),
         started.elapsed().as_secs_f64()
     );
-    let failed = results.iter().any(|r| {
-        r.summaries
-            .iter()
-            .any(|s| s.allocator == "greedy" && s.checker_failures > 0)
-    });
+    let failed = results
+        .iter()
+        .chain(wasm.as_ref().map(|(_, r)| r))
+        .any(|r| {
+            r.summaries
+                .iter()
+                .any(|s| s.allocator == "greedy" && s.checker_failures > 0)
+        });
     Ok(failed)
 }
 
@@ -290,6 +308,138 @@ fn page(
         args.reps, args.count, args.max_insts, args.budget_secs, args.check_max_insts
     );
     s
+}
+
+/// The Wasm section of the page: the `wasm:` compile corpus (one row group per module) and the
+/// benchmarks' compile and run times with their plot. Returns the Markdown and the corpus
+/// result (its checker failures fail the report).
+fn wasm_section(
+    dir: &std::path::Path,
+    args: &ReportArgs,
+    allocators: &[Allocator],
+    img: &std::path::Path,
+) -> Result<(String, CorpusResult), String> {
+    let t = Instant::now();
+    let spec = CorpusSpec::Wasm(vec![dir.to_owned()]);
+    let cmp = CompareArgs {
+        corpus: spec.name(),
+        allocators: allocators.to_vec(),
+        regs: None,
+        json: false,
+        run: false,
+        reps: args.reps,
+        count: args.count,
+        max_insts: args.max_insts,
+        budget_secs: args.budget_secs,
+        check_max_insts: args.check_max_insts,
+    };
+    let corpus = compare::run_corpus(&spec, &cmp)?;
+    eprintln!(
+        "wasm corpus: {} functions in {:.0} s",
+        corpus.functions.len(),
+        t.elapsed().as_secs_f64()
+    );
+    for l in compare::summary_lines(&corpus) {
+        eprintln!("{l}");
+    }
+    let t = Instant::now();
+    let modules = ragreedy_wasm::discover::modules(&[dir.to_owned()]).map_err(|e| e.to_string())?;
+    let options = ragreedy_wasm::bench::BenchOptions {
+        allocators: allocators.to_vec(),
+        iterations: args.wasm_iterations,
+    };
+    let benches = ragreedy_wasm::bench::bench_modules(&modules, &options, |_| {})?;
+    eprintln!(
+        "wasm bench: {} modules in {:.0} s",
+        benches.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let plotted = plot::wasm_run_ratio(&img.join("wasm-run.svg"), &benches, allocators).is_ok();
+
+    let mut s = String::new();
+    let w = &mut s;
+    let names: Vec<String> = modules
+        .iter()
+        .map(|m| ragreedy_wasm::module_name(m))
+        .collect();
+    let _ = writeln!(
+        w,
+        "## Real WebAssembly (Wasmtime 48)
+"
+    );
+    let _ = writeln!(
+        w,
+        "{} modules given with `--wasm` ({}), compiled by Wasmtime 48 (Cranelift 0.135.8, \
+         default settings) with each allocator under its Cranelift.\n",
+        modules.len(),
+        names.join(", ")
+    );
+    let _ = writeln!(w, "### Compile corpus\n");
+    let _ = writeln!(
+        w,
+        "Every regalloc2 call Wasmtime makes while compiling a module (its Wasm functions and \
+         trampolines, compiled on one thread so that `module.wasm#N` names the N-th call), \
+         measured, checked and costed as the other corpora are; one row group per module. \
+         **total time ratio** is the sum of the allocator's times over the sum of ion's on the \
+         compared functions: the figure that decides a module's compile time, where the \
+         geometric mean hides the few large functions.\n"
+    );
+    for p in &corpus.problems {
+        let _ = writeln!(w, "- note: {p}");
+    }
+    if !corpus.problems.is_empty() {
+        w.push('\n');
+    }
+    let _ = writeln!(w, "{}", compare::markdown_table(&corpus));
+    let worst = compare::worst_table(&corpus, 10);
+    if !worst.is_empty() {
+        let _ = writeln!(
+            w,
+            "Where greedy is worst against ion (weighted cost):\n\n{worst}"
+        );
+    }
+    let failures = compare::failure_lines(&corpus);
+    if !failures.is_empty() {
+        let _ = writeln!(w, "Checker failures:\n");
+        for f in failures {
+            let _ = writeln!(w, "- {f}");
+        }
+        w.push('\n');
+    }
+    let _ = writeln!(
+        w,
+        "```\n{}\n```\n",
+        compare::summary_lines(&corpus).join("\n")
+    );
+    let _ = writeln!(w, "### Compile and run time (Sightglass protocol)\n");
+    let _ = writeln!(
+        w,
+        "`ragreedy wasm bench`: per module and allocator, {} iterations interleaved across \
+         allocators. Compile: the whole module through Wasmtime (parallel compilation, as \
+         embedders run it; each pool thread reuses its allocator context). Run: a fresh \
+         instance per iteration, the `bench.start`..`bench.end` window, median (min..max). \
+         Output compared byte for byte with the module's `*.stdout.expected` / \
+         `*.stderr.expected`.\n",
+        args.wasm_iterations
+    );
+    if plotted {
+        let _ = writeln!(w, "![Wasm run time vs ion](img/wasm-run.svg)\n");
+    }
+    let _ = writeln!(w, "{}", crate::wasm_cmd::bench_table(&benches, allocators));
+    let errors = crate::wasm_cmd::error_lines(&benches, true);
+    if !errors.is_empty() {
+        let _ = writeln!(w, "Modules that could not be run or measured:\n");
+        for e in errors {
+            let _ = writeln!(w, "- {e}");
+        }
+        w.push('\n');
+    }
+    let lines: Vec<String> = allocators
+        .iter()
+        .map(|&a| ragreedy_wasm::bench::summary_line(&benches, a))
+        .collect();
+    let _ = writeln!(w, "```\n{}\n```\n", lines.join("\n"));
+    Ok((s, corpus))
 }
 
 /// Median time per allocator for each scale size.

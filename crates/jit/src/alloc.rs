@@ -103,7 +103,7 @@ impl FromStr for Allocator {
 /// class (x64 keeps vectors in the float class), yet regalloc2's `SerializableFunction::new`
 /// asks for all three classes. No x64
 /// vreg is ever in the vector class, so any answer is inert: the float class's size is given.
-pub(crate) struct NoVectorClass<'a>(pub(crate) &'a dyn Function);
+pub struct NoVectorClass<'a>(pub &'a dyn Function);
 
 impl Function for NoVectorClass<'_> {
     fn num_insts(&self) -> usize {

@@ -89,6 +89,30 @@ pub fn dir(path: &Path, regs: Option<usize>) -> Result<Vec<Case>, String> {
         .collect())
 }
 
+/// One real module: every regalloc2 call Wasmtime makes compiling it (captured on one thread,
+/// so names `module.wasm#N` are stable), grouped under the module's name. `Err` is one line
+/// naming the file and the cause.
+pub fn wasm_module(path: &Path, regs: Option<usize>) -> Result<Vec<Case>, String> {
+    let captured = ragreedy_wasm::capture::capture_file(path).map_err(|e| e.to_string())?;
+    let group = match regs {
+        Some(_) => format!(
+            "{} ({})",
+            ragreedy_wasm::module_name(path),
+            group_name(regs)
+        ),
+        None => ragreedy_wasm::module_name(path),
+    };
+    Ok(captured
+        .into_iter()
+        .map(|c| Case {
+            name: ragreedy_wasm::capture::function_name(path, c.index),
+            group: group.clone(),
+            env: restrict(c.env, regs),
+            func: c.func,
+        })
+        .collect())
+}
+
 /// `fuzz`: `count` functions per pressure, seeds 0, 1, … (rejected seeds skipped), so the
 /// same command always measures the same functions. Names are `k{regs}-s{seed}`.
 pub fn fuzz(regs: Option<usize>, count: usize) -> Vec<Case> {

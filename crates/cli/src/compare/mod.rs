@@ -33,7 +33,9 @@ use std::time::Duration;
 
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Corpus: cranelift (default: the embedded bench programs), fuzz, scale, or a directory
+    /// Corpus: cranelift (default: the embedded bench programs), fuzz, scale,
+    /// `wasm:PATH[,PATH...]` (every regalloc2 call Wasmtime makes compiling each module; a PATH
+    /// is a `.wasm` file or a folder searched for them; one group per module), or a directory
     /// of dumped functions (`ragreedy dump` output).
     #[arg(long, default_value = "cranelift")]
     pub corpus: String,
@@ -75,6 +77,8 @@ pub enum CorpusSpec {
     Cranelift,
     Fuzz,
     Scale,
+    /// Real modules compiled by Wasmtime (files or folders searched for `*.wasm`).
+    Wasm(Vec<PathBuf>),
     Dir(PathBuf),
 }
 
@@ -84,7 +88,16 @@ impl CorpusSpec {
             "cranelift" => CorpusSpec::Cranelift,
             "fuzz" => CorpusSpec::Fuzz,
             "scale" => CorpusSpec::Scale,
-            dir => CorpusSpec::Dir(PathBuf::from(dir)),
+            _ => match s.strip_prefix("wasm:") {
+                Some(paths) => CorpusSpec::Wasm(
+                    paths
+                        .split(',')
+                        .filter(|p| !p.is_empty())
+                        .map(PathBuf::from)
+                        .collect(),
+                ),
+                None => CorpusSpec::Dir(PathBuf::from(s)),
+            },
         }
     }
 
@@ -93,6 +106,14 @@ impl CorpusSpec {
             CorpusSpec::Cranelift => "cranelift".into(),
             CorpusSpec::Fuzz => "fuzz".into(),
             CorpusSpec::Scale => "scale".into(),
+            CorpusSpec::Wasm(paths) => format!(
+                "wasm:{}",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
             CorpusSpec::Dir(p) => p.display().to_string(),
         }
     }
@@ -110,6 +131,9 @@ pub struct AllocSummary {
     /// Functions in the ratios (this allocator and ion both allocated them).
     pub compared: usize,
     pub time_ratio: Option<f64>,
+    /// Sum of this allocator's times over the sum of ion's, on the compared functions: what
+    /// decides a module's compile time, where the geomean hides the large functions.
+    pub total_time_ratio: Option<f64>,
     pub cost_ratio: Option<f64>,
     pub total_time_ns: u64,
     pub weighted: u64,
@@ -127,6 +151,9 @@ pub struct CorpusResult {
     pub reps: usize,
     /// Functions that could not be produced (capture errors), as messages.
     pub problems: Vec<String>,
+    /// Input files that could not be read or compiled at all (a `wasm:` module that is not
+    /// Wasm, fails validation, ...): each is also in `problems`, and each fails the command.
+    pub input_errors: usize,
     pub summaries: Vec<AllocSummary>,
     pub functions: Vec<FuncResult>,
 }
@@ -160,6 +187,7 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
     let mut runner = Runner::new();
     let mut skip = Vec::new();
     let mut problems = Vec::new();
+    let mut input_errors = 0;
     let mut functions = Vec::new();
     let name = spec.name();
     match spec {
@@ -187,6 +215,43 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
                 ));
             }
         }
+        CorpusSpec::Wasm(paths) => {
+            let modules = ragreedy_wasm::discover::modules(paths).map_err(|e| e.to_string())?;
+            let pb = progress_bar(0, &name);
+            for m in &modules {
+                let module = ragreedy_wasm::module_name(m);
+                pb.set_message(format!("{module}: compiling"));
+                let cases = match corpora::wasm_module(m, args.regs) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        pb.suspend(|| eprintln!("error: {e}"));
+                        problems.push(e);
+                        input_errors += 1;
+                        continue;
+                    }
+                };
+                pb.inc_length(cases.len() as u64);
+                for case in &cases {
+                    pb.set_message(case.name.clone());
+                    functions.push(runner.measure(
+                        case,
+                        &allocators,
+                        args.reps,
+                        budget,
+                        args.check_max_insts,
+                        &mut skip,
+                    ));
+                    pb.inc(1);
+                }
+            }
+            pb.finish_and_clear();
+            if functions.is_empty() {
+                return Err(format!(
+                    "corpus {name} has no functions: {}",
+                    problems.join("; ")
+                ));
+            }
+        }
         _ => {
             let cases: Vec<Case> = match spec {
                 CorpusSpec::Cranelift => {
@@ -196,7 +261,7 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
                 }
                 CorpusSpec::Fuzz => corpora::fuzz(args.regs, args.count),
                 CorpusSpec::Dir(d) => corpora::dir(d, args.regs)?,
-                CorpusSpec::Scale => unreachable!(),
+                CorpusSpec::Scale | CorpusSpec::Wasm(_) => unreachable!(),
             };
             if cases.is_empty() {
                 return Err(format!("corpus {name} has no functions"));
@@ -234,6 +299,7 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
         allocators: allocators.iter().map(|a| a.name().to_owned()).collect(),
         reps: args.reps,
         problems,
+        input_errors,
         summaries,
         functions,
     })
@@ -294,6 +360,7 @@ fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSum
                 skipped: 0,
                 compared: 0,
                 time_ratio: None,
+                total_time_ratio: None,
                 cost_ratio: None,
                 total_time_ns: 0,
                 weighted: 0,
@@ -317,6 +384,12 @@ fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSum
             s.compared = compared.len();
             s.cost_ratio = geomean(compared.iter().filter_map(|f| cost_ratio(f, a)));
             s.time_ratio = geomean(compared.iter().filter_map(|f| time_ratio(f, a)));
+            let ion_total: u64 = compared
+                .iter()
+                .filter_map(|f| f.get(Allocator::Ion)?.time_ns)
+                .sum();
+            let own_total: u64 = compared.iter().filter_map(|f| f.get(a)?.time_ns).sum();
+            s.total_time_ratio = (ion_total > 0).then(|| own_total as f64 / ion_total as f64);
             for f in &compared {
                 let r = f.get(a).expect("measured");
                 let c = r.cost.expect("ok has a cost");
@@ -353,11 +426,11 @@ pub fn markdown_table(r: &CorpusResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| allocator | group | functions | errors | checker failures | compared | total time | time ratio | cost ratio | weighted cost | spills | reloads | moves | spill slots | callee-saved regs |"
+        "| allocator | group | functions | errors | checker failures | compared | total time | time ratio | total time ratio | cost ratio | weighted cost | spills | reloads | moves | spill slots | callee-saved regs |"
     );
     let _ = writeln!(
         s,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for a in &r.summaries {
         let skipped = if a.skipped > 0 {
@@ -367,7 +440,7 @@ pub fn markdown_table(r: &CorpusResult) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {}{skipped} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {}{skipped} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             a.allocator,
             a.group,
             a.functions,
@@ -376,6 +449,7 @@ pub fn markdown_table(r: &CorpusResult) -> String {
             a.compared,
             fmt_time(a.total_time_ns),
             fmt_ratio(a.time_ratio),
+            fmt_ratio(a.total_time_ratio),
             fmt_ratio(a.cost_ratio),
             a.weighted,
             a.spills,
@@ -388,8 +462,9 @@ pub fn markdown_table(r: &CorpusResult) -> String {
     let _ = writeln!(
         s,
         "\n`compared`: functions both the allocator and ion allocated and passed the checker; \
-         ratios (geometric means; cost ratio per function = (cost + 1) / (ion cost + 1)) and \
-         totals (time, cost, counts) are over those."
+         ratios (geometric means; cost ratio per function = (cost + 1) / (ion cost + 1)), the \
+         total time ratio (sum of times over the sum of ion's) and totals (time, cost, counts) \
+         are over those."
     );
     s
 }
@@ -472,12 +547,13 @@ pub fn summary_lines(r: &CorpusResult) -> Vec<String> {
         .filter(|s| s.group == last_group)
         .map(|s| {
             format!(
-                "summary {} corpus={} functions={} cost_ratio={} time_ratio={} checker_failures={}",
+                "summary {} corpus={} functions={} cost_ratio={} time_ratio={} total_time_ratio={} checker_failures={}",
                 s.allocator,
                 r.corpus,
                 s.functions,
                 s.cost_ratio.map_or("nan".into(), |x| format!("{x:.4}")),
                 s.time_ratio.map_or("nan".into(), |x| format!("{x:.4}")),
+                s.total_time_ratio.map_or("nan".into(), |x| format!("{x:.4}")),
                 s.checker_failures
             )
         })
@@ -646,10 +722,10 @@ pub fn main(args: CompareArgs) -> i32 {
         lines.iter().for_each(|l| println!("{l}"));
     }
     // Only greedy's failures fail the command: fastalloc's known `debug_locations` quirks
-    // (testkit structural rules) are reported, not ours to fix.
+    // (testkit structural rules) are reported, not ours to fix. Unusable input files do too.
     let failed = r
         .summaries
         .iter()
         .any(|s| s.checker_failures > 0 && s.allocator == "greedy");
-    i32::from(failed)
+    i32::from(failed || r.input_errors > 0)
 }

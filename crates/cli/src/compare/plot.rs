@@ -8,6 +8,7 @@ use super::{CorpusResult, cost_ratio, speed_ratio};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use ragreedy_jit::Allocator;
+use ragreedy_wasm::bench::ModuleBench;
 use std::path::Path;
 
 type Res = Result<(), String>;
@@ -287,6 +288,127 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
             .map_err(err)?
             .label(a.name())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], c.filled()));
+    }
+    chart
+        .draw_series(LineSeries::new(
+            vec![(1.0, -0.5), (1.0, n as f64 - 0.5)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(err)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    drop(chart);
+    finish(root)
+}
+
+/// Run-time ratio against ion per Wasm benchmark: a point at the median ratio per non-ion
+/// allocator, with a noise bar from its fastest to its slowest iteration (each over ion's
+/// median), and ion's own spread drawn in grey around 1.0.
+pub fn wasm_run_ratio(path: &Path, modules: &[ModuleBench], allocators: &[Allocator]) -> Res {
+    let others: Vec<Allocator> = allocators
+        .iter()
+        .copied()
+        .filter(|&a| a != Allocator::Ion)
+        .collect();
+    let ion_median = |m: &ModuleBench| -> Option<f64> {
+        let r = m.get(Allocator::Ion).filter(|r| !r.failed())?;
+        Some(r.run_spread()?.median.as_secs_f64())
+    };
+    // (ratio, lo, hi) of allocator `a` on module `m`.
+    let bar = |m: &ModuleBench, a: Allocator| -> Option<(f64, f64, f64)> {
+        let base = ion_median(m)?;
+        let r = m.get(a).filter(|r| !r.failed())?.run_spread()?;
+        Some((
+            r.median.as_secs_f64() / base,
+            r.min.as_secs_f64() / base,
+            r.max.as_secs_f64() / base,
+        ))
+    };
+    let rows: Vec<&ModuleBench> = modules.iter().filter(|m| ion_median(m).is_some()).collect();
+    if rows.is_empty() {
+        return Err("no Wasm run-time measurements".into());
+    }
+    let mut extent: Vec<f64> = vec![1.0];
+    for m in &rows {
+        for &a in allocators {
+            if let Some((_, lo, hi)) = bar(m, a) {
+                extent.extend([lo, hi]);
+            }
+        }
+    }
+    let lo = extent.iter().copied().fold(f64::MAX, f64::min).min(0.95) / 1.05;
+    let hi = extent.iter().copied().fold(0.0, f64::max).max(1.05) * 1.05;
+    let n = rows.len();
+    let root = SVGBackend::new(path, (760, 80 + 22 * n as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let names: Vec<String> = rows.iter().map(|m| m.name.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Wasm run time vs ion (bench window; < 1 is faster)",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(190)
+        .build_cartesian_2d(lo..hi, -0.5f64..(n as f64 - 0.5))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n + 1)
+        .y_label_formatter(&move |y| {
+            let i = y.round();
+            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+                names[names.len() - 1 - i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|x| short_num(*x))
+        .x_desc("run time / ion's median (bars: min..max of the iterations)")
+        .draw()
+        .map_err(err)?;
+    let row_y = |i: usize| (n - 1 - i) as f64;
+    let grey = RGBColor(0xaa, 0xaa, 0xaa);
+    chart
+        .draw_series(rows.iter().enumerate().filter_map(|(i, m)| {
+            let (_, lo, hi) = bar(m, Allocator::Ion)?;
+            let y = row_y(i) + 0.2;
+            Some(PathElement::new(
+                vec![(lo, y), (hi, y)],
+                grey.stroke_width(3),
+            ))
+        }))
+        .map_err(err)?
+        .label("ion (spread)")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], grey.stroke_width(3)));
+    let k = others.len().max(1) as f64;
+    for (j, &a) in others.iter().enumerate() {
+        let c = color(a);
+        let y_of = move |i: usize| row_y(i) - 0.2 * j as f64 / k;
+        chart
+            .draw_series(rows.iter().enumerate().filter_map(|(i, m)| {
+                let (_, lo, hi) = bar(m, a)?;
+                Some(PathElement::new(
+                    vec![(lo, y_of(i)), (hi, y_of(i))],
+                    c.stroke_width(2),
+                ))
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(rows.iter().enumerate().filter_map(|(i, m)| {
+                let (r, _, _) = bar(m, a)?;
+                Some(Circle::new((r, y_of(i)), 4, c.filled()))
+            }))
+            .map_err(err)?
+            .label(a.name())
+            .legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled()));
     }
     chart
         .draw_series(LineSeries::new(

@@ -1,0 +1,319 @@
+//! `ragreedy wasm`: real WebAssembly through Wasmtime with a chosen allocator under its
+//! Cranelift. `run` executes one WASI module (its exit code becomes ours), `bench` times
+//! Sightglass-layout modules per allocator (compile and run, outputs compared), `dump` writes a
+//! module's allocation problems as JSON for `compare --corpus DIR`.
+//!
+//! Bad input (not Wasm, invalid, missing import, trap, broken `bench.*` protocol) is one line
+//! naming the file and the cause; the other modules of the run are still measured, and the exit
+//! code is non-zero.
+
+use crate::compare::fmt_time;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use ragreedy_jit::Allocator;
+use ragreedy_wasm::bench::{self, BenchOptions, ModuleBench, OutputCheck};
+use ragreedy_wasm::engine::{self, Compilation};
+use ragreedy_wasm::wasi::{self, RunSetup, Stdio};
+use ragreedy_wasm::{capture, discover};
+use regalloc2::serialize::SerializableFunction;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct WasmArgs {
+    #[command(subcommand)]
+    pub command: WasmCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WasmCommand {
+    /// Compile a WASI module with the chosen allocator and run its `_start`, with the current
+    /// folder pre-opened as `.`; the module's exit code becomes ours.
+    Run(RunArgs),
+    /// Sightglass protocol: compile and run each module per allocator, interleaved; compile
+    /// time, run time (`bench.start`..`bench.end`, median) and output checked against
+    /// `NAME.stdout.expected` / `NAME.stderr.expected`.
+    Bench(BenchArgs),
+    /// Write every regalloc2 call of compiling the modules as JSON, one folder per module
+    /// (readable by `ragreedy compare --corpus DIR`).
+    Dump(DumpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The module (`.wasm`, or `.wat` text).
+    pub file: PathBuf,
+    /// Allocator under Wasmtime's Cranelift.
+    #[arg(long, default_value = "greedy")]
+    pub allocator: Allocator,
+    /// Arguments passed to the module (after `--`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Modules, or folders searched for `*.wasm`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Allocators to measure (ratios are against ion, which is always measured).
+    #[arg(long, value_delimiter = ',', default_value = "greedy,ion")]
+    pub allocators: Vec<Allocator>,
+    /// Compile+run iterations per module and allocator (medians taken).
+    #[arg(long, default_value_t = 5)]
+    pub iterations: usize,
+    /// Print JSON on stdout instead of Markdown (summary lines then go to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// Modules, or folders searched for `*.wasm`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output folder; each module gets a sub-folder of `N.json` files.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn main(args: WasmArgs) -> i32 {
+    match args.command {
+        WasmCommand::Run(a) => run(a),
+        WasmCommand::Bench(a) => bench_main(a),
+        WasmCommand::Dump(a) => dump(a),
+    }
+}
+
+fn run(args: RunArgs) -> i32 {
+    let result = (|| {
+        let engine = engine::engine(Compilation::Parallel)
+            .map_err(|e| format!("{}: {e}", args.file.display()))?;
+        let bytes = engine::read(&args.file).map_err(|e| e.to_string())?;
+        args.allocator.select_process_wide();
+        let (module, _) =
+            engine::compile(&engine, &args.file, &bytes).map_err(|e| e.to_string())?;
+        let dir = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
+        let mut argv = vec![wasi::program_name(&args.file)];
+        argv.extend(args.args.iter().cloned());
+        let setup = RunSetup {
+            dir,
+            args: argv,
+            stdio: Stdio::Inherit,
+        };
+        wasi::run(&engine, &module, &setup).map_err(|e| format!("{}: {e}", args.file.display()))
+    })();
+    match result {
+        Ok(r) => r.exit_code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            // Distinct from the small exit codes modules use for themselves.
+            125
+        }
+    }
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("wasm bench [{bar:30}] {pos}/{len} {elapsed} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+fn bench_main(args: BenchArgs) -> i32 {
+    let modules = match discover::modules(&args.paths) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let allocators = crate::compare::with_ion(&args.allocators);
+    let options = BenchOptions {
+        allocators: allocators.clone(),
+        iterations: args.iterations,
+    };
+    let pb = progress_bar(modules.len() as u64);
+    let mut first = true;
+    let results = bench::bench_modules(&modules, &options, |name| {
+        if !first {
+            pb.inc(1);
+        }
+        first = false;
+        pb.set_message(name.to_owned());
+    });
+    pb.finish_and_clear();
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let lines: Vec<String> = allocators
+        .iter()
+        .map(|&a| bench::summary_line(&results, a))
+        .collect();
+    let errors = error_lines(&results, false);
+    if args.json {
+        println!("{}", bench_json(&results));
+        errors.iter().for_each(|l| eprintln!("{l}"));
+        lines.iter().for_each(|l| eprintln!("{l}"));
+    } else {
+        println!(
+            "## Wasm benchmarks ({} modules, {} iterations)\n",
+            results.len(),
+            args.iterations
+        );
+        println!("{}", bench_table(&results, &allocators));
+        if !errors.is_empty() {
+            println!("### Failures\n");
+            errors.iter().for_each(|l| println!("- {l}"));
+            println!();
+        }
+        lines.iter().for_each(|l| println!("{l}"));
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    i32::from(!errors.is_empty())
+}
+
+/// One line per module and allocator that failed: `path: [allocator] cause` (with
+/// `by_name`, the module's display name instead of its path).
+pub fn error_lines(results: &[ModuleBench], by_name: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    for m in results {
+        let who = if by_name {
+            m.name.clone()
+        } else {
+            m.path.display().to_string()
+        };
+        if let Some(e) = &m.error {
+            v.push(format!("{who}: {e}"));
+            continue;
+        }
+        for r in &m.results {
+            if let Some(e) = &r.error {
+                v.push(format!("{who}: [{}] {e}", r.allocator));
+            } else if let OutputCheck::Mismatch(d) = &r.output {
+                v.push(format!("{who}: [{}] MISMATCH: {d}", r.allocator));
+            }
+        }
+    }
+    v
+}
+
+fn spread_cell(s: Option<bench::Spread>) -> String {
+    s.map_or("–".into(), |s| {
+        format!(
+            "{} ({}..{})",
+            fmt_time(s.median.as_nanos() as u64),
+            fmt_time(s.min.as_nanos() as u64),
+            fmt_time(s.max.as_nanos() as u64)
+        )
+    })
+}
+
+fn ratio_cell(r: Option<f64>) -> String {
+    r.map_or("–".into(), |r| format!("{r:.3}"))
+}
+
+/// Markdown: one row per module and allocator.
+pub fn bench_table(results: &[ModuleBench], allocators: &[Allocator]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| module | allocator | compile, median (min..max) | compile / ion | run, median (min..max) | run / ion | output |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|");
+    for m in results {
+        if let Some(e) = &m.error {
+            let _ = writeln!(s, "| {} | all | | | | | error: {e} |", m.name);
+            continue;
+        }
+        for &a in allocators {
+            let Some(r) = m.get(a) else { continue };
+            let output = match (&r.error, &r.output) {
+                (Some(e), _) => format!("error: {e}"),
+                (None, OutputCheck::Ok) => "ok".into(),
+                (None, OutputCheck::NoExpectation) => "no expectation".into(),
+                (None, OutputCheck::Mismatch(_)) => "MISMATCH".into(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {a} | {} | {} | {} | {} | {output} |",
+                m.name,
+                spread_cell(r.compile_spread()),
+                ratio_cell(m.compile_ratio(a)),
+                spread_cell(r.run_spread()),
+                ratio_cell(m.run_ratio(a)),
+            );
+        }
+    }
+    s
+}
+
+fn bench_json(results: &[ModuleBench]) -> String {
+    let v: Vec<serde_json::Value> = results
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "module": m.name,
+                "path": m.path.display().to_string(),
+                "error": m.error,
+                "results": m.results.iter().map(|r| serde_json::json!({
+                    "allocator": r.allocator.name(),
+                    "compile_ns": r.compile.iter().map(|d| d.as_nanos() as u64).collect::<Vec<_>>(),
+                    "run_ns": r.run.iter().map(|d| d.as_nanos() as u64).collect::<Vec<_>>(),
+                    "compile_ratio": m.compile_ratio(r.allocator),
+                    "run_ratio": m.run_ratio(r.allocator),
+                    "output": match &r.output {
+                        OutputCheck::Ok => "ok".to_owned(),
+                        OutputCheck::NoExpectation => "no expectation".to_owned(),
+                        OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
+                    },
+                    "error": r.error,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&v).expect("serializable")
+}
+
+fn dump(args: DumpArgs) -> i32 {
+    let modules = match discover::modules(&args.paths) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut failed = false;
+    for m in &modules {
+        match dump_module(m, &args.out) {
+            Ok((dir, n)) => eprintln!("{}: {n} functions -> {}", m.display(), dir.display()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+    }
+    i32::from(failed)
+}
+
+fn dump_module(path: &Path, out: &Path) -> Result<(PathBuf, usize), String> {
+    let captured = capture::capture_file(path).map_err(|e| e.to_string())?;
+    let dir = out.join(ragreedy_wasm::module_name(path).replace('/', "-"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for c in &captured {
+        let file = dir.join(format!("{:05}.json", c.index));
+        let f = SerializableFunction::new(&c.func, c.env.clone());
+        ragreedy_testkit::corpus::save_function(&file, &f)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok((dir, captured.len()))
+}

@@ -1,0 +1,187 @@
+//! `ragreedy wasm` and `ragreedy compare --corpus wasm:` as a user runs them: exit codes, the
+//! closing lines, and bad modules reported in one line while the others are still measured.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ragreedy(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ragreedy"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("ragreedy runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Prints the first argument (argv[1]) back, reads `input.txt` from the pre-opened folder and
+/// exits with its first byte minus '0'.
+const ECHO: &str = r#"(module
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_get" (func $args (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 512) "input.txt")
+  (func $strlen (param $p i32) (result i32) (local $n i32)
+    (block $done (loop $l
+      (br_if $done (i32.eqz (i32.load8_u (i32.add (local.get $p) (local.get $n)))))
+      (local.set $n (i32.add (local.get $n) (i32.const 1)))
+      (br $l)))
+    (local.get $n))
+  (func (export "_start") (local $arg i32)
+    (drop (call $sizes (i32.const 0) (i32.const 4)))
+    (drop (call $args (i32.const 16) (i32.const 1024)))
+    (local.set $arg (i32.load (i32.const 20)))
+    (i32.store (i32.const 100) (local.get $arg))
+    (i32.store (i32.const 104) (call $strlen (local.get $arg)))
+    (drop (call $write (i32.const 1) (i32.const 100) (i32.const 1) (i32.const 108)))
+    ;; fd 3 is the first pre-opened folder.
+    (if (call $open (i32.const 3) (i32.const 0) (i32.const 512) (i32.const 9) (i32.const 0)
+                    (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 200))
+      (then (call $exit (i32.const 99))))
+    (i32.store (i32.const 300) (i32.const 400))
+    (i32.store (i32.const 304) (i32.const 1))
+    (drop (call $read (i32.load (i32.const 200)) (i32.const 300) (i32.const 1) (i32.const 308)))
+    (call $exit (i32.sub (i32.load8_u (i32.const 400)) (i32.const 48)))))
+"#;
+
+#[test]
+fn wasm_run_passes_arguments_preopens_the_folder_and_returns_the_exit_code() {
+    let dir = scratch("cli-run");
+    std::fs::write(dir.join("echo.wasm"), wat::parse_str(ECHO).unwrap()).unwrap();
+    std::fs::write(dir.join("input.txt"), "7").unwrap();
+    for allocator in ["greedy", "ion"] {
+        let out = ragreedy(
+            &[
+                "wasm",
+                "run",
+                "echo.wasm",
+                "--allocator",
+                allocator,
+                "--",
+                "hello",
+            ],
+            &dir,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(7),
+            "{allocator}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), "hello", "{allocator}");
+    }
+}
+
+#[test]
+fn wasm_run_reports_a_file_that_is_not_wasm_in_one_line() {
+    let dir = scratch("cli-not-wasm");
+    std::fs::write(dir.join("notes.wasm"), "hello").unwrap();
+    let out = ragreedy(&["wasm", "run", "notes.wasm"], &dir);
+    assert_ne!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("notes.wasm: not a WebAssembly module"),
+        "{err}"
+    );
+}
+
+/// A loop with a dozen values live and a call, printing nothing: enough for the corpus to have
+/// something to allocate.
+const LOOP: &str = r#"(module
+  (memory (export "memory") 1)
+  (import "bench" "start" (func $s))
+  (import "bench" "end" (func $e))
+  (func $f (param i64) (result i64) (i64.mul (local.get 0) (i64.const 3)))
+  (func (export "_start") (local $i i32) (local $a i64) (local $b i64) (local $c i64) (local $d i64)
+    (call $s)
+    (local.set $i (i32.const 1000))
+    (loop $l
+      (local.set $a (i64.add (local.get $a) (local.get $b)))
+      (local.set $b (call $f (i64.xor (local.get $b) (local.get $c))))
+      (local.set $c (i64.add (local.get $c) (local.get $d)))
+      (local.set $d (i64.add (local.get $d) (i64.const 1)))
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (br_if $l (local.get $i)))
+    (i64.store (i32.const 0) (i64.add (local.get $a) (local.get $c)))
+    (call $e)))
+"#;
+
+#[test]
+fn bench_and_compare_measure_the_good_modules_and_fail_on_the_bad_one() {
+    let dir = scratch("cli-bench");
+    let good = dir.join("good");
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&good).unwrap();
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(good.join("loop.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    std::fs::write(good.join("loop.stdout.expected"), "").unwrap();
+    // Valid header, then garbage: fails validation.
+    std::fs::write(bad.join("broken.wasm"), b"\0asm\x01\0\0\0\x01\xff").unwrap();
+
+    let out = ragreedy(
+        &[
+            "wasm",
+            "bench",
+            ".",
+            "--allocators",
+            "greedy,ion",
+            "--iterations",
+            "2",
+        ],
+        &dir,
+    );
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("wasm-bench greedy modules=1 "), "{stdout}");
+    assert!(stdout.contains(" mismatches=0"), "{stdout}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("error: ./bad/broken.wasm: ")),
+        "{stderr}"
+    );
+
+    let out = ragreedy(
+        &[
+            "compare",
+            "--corpus",
+            "wasm:good,bad",
+            "--allocators",
+            "greedy,ion",
+            "--reps",
+            "1",
+        ],
+        &dir,
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("summary greedy "))
+        .unwrap_or_else(|| panic!("no summary: {stdout}"));
+    assert!(summary.contains("checker_failures=0"), "{summary}");
+    assert!(summary.contains(" total_time_ratio="), "{summary}");
+    assert!(!summary.contains("total_time_ratio=nan"), "{summary}");
+    assert!(stdout.contains("loop.wasm#0"), "{stdout}");
+    assert!(text(&out.stderr).contains("broken.wasm: "));
+}

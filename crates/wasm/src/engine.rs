@@ -1,0 +1,59 @@
+//! The Wasmtime engine every tool of this crate compiles with, and module compilation.
+//!
+//! The engine is Wasmtime's default configuration (Cranelift, optimising for speed) with one
+//! knob: whether functions are compiled on Wasmtime's thread pool (what embedders run, the
+//! default) or one after another on the calling thread (what a stable capture order needs).
+//! Which allocator runs under Cranelift is not an engine setting: the regalloc2 switch decides
+//! at each call, so one engine serves every allocator.
+
+use crate::{FileError, wasmtime_cause};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use wasmtime::{Config, Engine, Module};
+
+/// How functions of a module are compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compilation {
+    /// On Wasmtime's thread pool, as embedders run it.
+    Parallel,
+    /// On the calling thread, in the module's order.
+    OneThread,
+}
+
+/// A Wasmtime engine for `compilation`.
+pub fn engine(compilation: Compilation) -> Result<Engine, String> {
+    ragreedy_jit::install();
+    let mut config = Config::new();
+    config.parallel_compilation(compilation == Compilation::Parallel);
+    Engine::new(&config).map_err(|e| wasmtime_cause(&e))
+}
+
+/// Read a module (binary `.wasm`, or `.wat` text) from `path`.
+pub fn read(path: &Path) -> Result<Vec<u8>, FileError> {
+    std::fs::read(path).map_err(|e| FileError::new(path, format!("cannot read: {e}")))
+}
+
+/// Compile `bytes` (named `path` in errors) with the allocator the switch selects now, and the
+/// wall time Wasmtime took (validation, translation, compilation of every function, linking).
+pub fn compile(
+    engine: &Engine,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Module, Duration), FileError> {
+    if !looks_like_wasm(bytes) {
+        return Err(FileError::new(
+            path,
+            "not a WebAssembly module (no `\\0asm` header, and not WAT text)",
+        ));
+    }
+    let t = Instant::now();
+    let module =
+        Module::new(engine, bytes).map_err(|e| FileError::new(path, wasmtime_cause(&e)))?;
+    Ok((module, t.elapsed()))
+}
+
+/// A binary module starts with `\0asm`; anything else must at least be text to be WAT.
+fn looks_like_wasm(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\0asm")
+        || std::str::from_utf8(bytes).is_ok_and(|s| s.trim_start().starts_with('('))
+}
