@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// CLIF files (`test run`, or `test interpret` with the interpreter as oracle).
+    /// CLIF files (`test run`; a file with only `test interpret` runs on the interpreter).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Allocator to put under Cranelift: greedy, ion or fastalloc.

@@ -86,9 +86,10 @@ pub enum Target {
     Skip { label: String, reason: String },
 }
 
-/// The ISAs of the parsed file rebuilt for the host. `interpret_only` files (no `target` line,
-/// `test interpret`) run on a baseline x86_64 with their shared settings.
-pub fn host_targets(spec: &IsaSpec, header: &Header, interpret_only: bool) -> Vec<Target> {
+/// The ISAs of the parsed file rebuilt for the host. With `baseline_without_target`, a file with
+/// no `target` line at all gets a baseline x86_64 with its shared settings (for tools that
+/// compile every file; the runner never compiles a file that names no x86_64 target).
+pub fn host_targets(spec: &IsaSpec, header: &Header, baseline_without_target: bool) -> Vec<Target> {
     let host_flags = match host_isa_flags() {
         Ok(f) => f,
         Err(e) => {
@@ -104,7 +105,7 @@ pub fn host_targets(spec: &IsaSpec, header: &Header, interpret_only: bool) -> Ve
             .filter(|isa| isa.triple().architecture == Architecture::X86_64)
             .map(|isa| rebuild(isa.flags(), Some(&**isa), &host_flags))
             .collect(),
-        IsaSpec::None(flags) if interpret_only && header.targets.is_empty() => {
+        IsaSpec::None(flags) if baseline_without_target && header.targets.is_empty() => {
             vec![rebuild(flags, None, &host_flags)]
         }
         IsaSpec::None(_) => vec![Target::Skip {

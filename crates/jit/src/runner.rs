@@ -1,26 +1,39 @@
-//! Runs CLIF files in Cranelift's filetest format (`test run`, and `test interpret` with the
-//! interpreter as oracle) through cranelift-jit with `regalloc_checker` on, under whatever
-//! allocator the regalloc2 switch currently selects.
+//! Runs CLIF files in Cranelift's filetest format through cranelift-jit with `regalloc_checker`
+//! on, under whatever allocator the regalloc2 switch currently selects, by Cranelift's filetest
+//! rules:
 //!
-//! Accounting invariant: every `; run:` line of a file is counted once per host target as
-//! exactly one of passed, failed or skipped. A skipped line is never counted as passed, and a
-//! panic while compiling (the checker rejecting an allocation, or any allocator bug) is caught
-//! and turns the lines it prevented from running into failures.
+//! - `test run` compiles the whole file once per `target` line the host can run, with the
+//!   file's `set` lines and that target's ISA flags; a target whose flags the host lacks is
+//!   skipped with the reason.
+//! - `test interpret` without `test run` (or without a target this host can compile) compiles
+//!   nothing: cranelift-interpreter executes every line and the written expectation decides.
+//!   With `test run`, the interpreter is the oracle of `print` lines only.
+//! - A run line belongs to the function it follows, whatever name its invocation spells, and
+//!   two functions of a file may share a name.
+//! - A bare `; run` calls that function with no arguments and expects a non-zero integer.
+//!
+//! Accounting invariant: every `; run` / `; print` line of a file is counted once per host
+//! target (once in all when interpreted) as exactly one of passed, failed or skipped. A skipped
+//! line is never counted as passed, and a panic while compiling (the checker rejecting an
+//! allocation, or any allocator bug) is caught and turns the lines it prevented from running
+//! into failures.
 
 use crate::host::{self, Header, Target};
 use crate::trampoline;
 use cranelift_codegen::data_value::{DataValue, DisplayDataValues};
-use cranelift_codegen::ir::{ExternalName, Function, Signature, UserExternalName, UserFuncName};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use cranelift_codegen::ir::{
+    ExternalName, Function, LibCall, Signature, UserExternalName, UserFuncName,
+};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_interpreter::environment::FunctionStore;
-use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
-use cranelift_interpreter::step::ControlFlow;
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState, LibCallValues};
+use cranelift_interpreter::step::{ControlFlow, CraneliftTrap};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Linkage, Module};
 use cranelift_reader::{
     Details, Invocation, ParseOptions, RunCommand, parse_run_command, parse_test,
 };
-use std::collections::HashMap;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -142,12 +155,22 @@ fn run_inner(report: &mut FileReport, text: &str) {
         report.skip(textual_lines, "no `test run` or `test interpret` command");
         return;
     }
-    // Exception hostcalls and the pinned register need runtime support this runner lacks.
-    for (needle, why) in [
-        ("__cranelift_throw", "needs the exception-throw hostcall"),
-        ("enable_pinned_reg", "needs a pinned-register runtime"),
+    let jit_targets = header.has_test("run") && header.has_x86_target();
+    // Exception hostcalls need runtime support neither executor has; the pinned register only
+    // matters to compiled code (the interpreter models it).
+    for (needle, why, applies) in [
+        (
+            "__cranelift_throw",
+            "needs the exception-throw hostcall",
+            true,
+        ),
+        (
+            "enable_pinned_reg",
+            "needs a pinned-register runtime",
+            jit_targets,
+        ),
     ] {
-        if text.contains(needle) {
+        if applies && text.contains(needle) {
             report.skip(textual_lines, why);
             return;
         }
@@ -162,36 +185,105 @@ fn run_inner(report: &mut FileReport, text: &str) {
     };
     let functions: &[(Function, Details)] = &test.functions;
 
-    let mut commands: Vec<RunCommand> = Vec::new();
-    for (func, details) in functions {
+    let mut lines: Vec<RunLine> = Vec::new();
+    for (index, (func, details)) in functions.iter().enumerate() {
         for comment in &details.comments {
             match parse_run_command(comment.text, &func.signature) {
-                Ok(Some(cmd)) => commands.push(cmd),
+                Ok(Some(cmd)) => lines.push(RunLine {
+                    func: index,
+                    bare: is_bare(comment.text),
+                    cmd,
+                }),
                 Ok(None) => {}
                 Err(e) => report.fail(format!("bad run line `{}`: {e}", comment.text.trim())),
             }
         }
     }
-    if commands.is_empty() {
+    if lines.is_empty() {
         return;
     }
 
-    let interpret_only = header.has_test("interpret") && !header.has_test("run");
+    // As in Cranelift's filetests, `test run` executes on each target the host can run, and
+    // `test interpret` once, without a target. Where a file asks for both, the compiled targets
+    // are what this runner is for and the interpreter serves only as the oracle of print lines;
+    // where no target can be compiled for this host, the interpreter executes the lines.
+    if !jit_targets && header.has_test("interpret") {
+        run_interpreted(report, functions, &lines);
+        return;
+    }
     let oracle = header.has_test("interpret");
-    for target in host::host_targets(&test.isa_spec, &header, interpret_only) {
+    for target in host::host_targets(&test.isa_spec, &header, false) {
         match target {
             Target::Skip { label, reason } => {
-                report.skip(commands.len(), format!("[{label}] {reason}"))
+                report.skip(lines.len(), format!("[{label}] {reason}"))
             }
-            Target::Run { label, isa } => run_target(
-                report,
-                &label,
-                isa,
-                functions,
-                &commands,
-                oracle,
-                interpret_only,
-            ),
+            Target::Run { label, isa } => {
+                run_target(report, &label, isa, functions, &lines, oracle)
+            }
+        }
+    }
+}
+
+/// One `; run` / `; print` line and the function it belongs to: the function it follows in the
+/// file, whatever name its invocation spells (Cranelift calls that function and uses the name
+/// only in messages; two functions of a file may share a name).
+struct RunLine {
+    /// Index into the file's functions.
+    func: usize,
+    cmd: RunCommand,
+    /// A bare `run` (no invocation): call with no arguments, expect a non-zero integer.
+    bare: bool,
+}
+
+impl RunLine {
+    fn invocation(&self) -> &Invocation {
+        match &self.cmd {
+            RunCommand::Run(inv, ..) | RunCommand::Print(inv) => inv,
+        }
+    }
+
+    /// `Err` with the message when `actual` does not meet the line's expectation; print lines
+    /// have none and always pass here.
+    fn check(&self, name: &str, actual: &[DataValue]) -> Result<(), String> {
+        if self.bare {
+            // cranelift-reader encodes a bare run as `!= 0i8`, which by type alone would pass
+            // any result wider than i8; the rule it stands for is "the result is true".
+            return match actual {
+                [v] if v.ty().is_int()
+                    && DataValue::from_integer(0, v.ty()).ok().as_ref() != Some(v) =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "bare run of %{name}: expected a non-zero integer, got {}",
+                    DisplayDataValues(actual)
+                )),
+            };
+        }
+        if matches!(self.cmd, RunCommand::Print(_)) {
+            return Ok(());
+        }
+        self.cmd.run(|_, _| Ok(actual.to_vec()))
+    }
+}
+
+/// `; run` with nothing after it: the reader supplies a no-argument invocation and `!= 0`.
+/// (A bare `; print` also gets a no-argument invocation, but has no expectation.)
+fn is_bare(comment: &str) -> bool {
+    comment.trim_start_matches([' ', ';']).trim_end() == "run"
+}
+
+/// `test interpret` alone: the interpreter executes every line, and the written expectation
+/// decides (print lines pass once the interpreter returns).
+fn run_interpreted(report: &mut FileReport, functions: &[(Function, Details)], lines: &[RunLine]) {
+    for line in lines {
+        let name = func_key(&functions[line.func].0.name);
+        match interpret(functions, line.func, &line.invocation().args) {
+            Ok(actual) => match line.check(&name, &actual) {
+                Ok(()) => report.passed += 1,
+                Err(e) => report.fail(format!("[interpret] {e}")),
+            },
+            Err(e) => report.fail(format!("[interpret] {}: {e}", line.cmd)),
         }
     }
 }
@@ -201,11 +293,10 @@ fn run_target(
     label: &str,
     isa: OwnedTargetIsa,
     functions: &[(Function, Details)],
-    commands: &[RunCommand],
+    lines: &[RunLine],
     oracle: bool,
-    interpret_only: bool,
 ) {
-    let compiled = catch_unwind(AssertUnwindSafe(|| Compiled::new(isa, functions, commands)));
+    let compiled = catch_unwind(AssertUnwindSafe(|| Compiled::new(isa, functions, lines)));
     let error = match compiled {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(format!("compile error: {e}")),
@@ -215,37 +306,36 @@ fn run_target(
         Ok(c) => c,
         Err(e) => {
             // One message for the file, but every line it stopped counts as failed.
-            report.failed += commands.len();
+            report.failed += lines.len();
             report.failures.push(format!(
                 "{}: [{label}] {} run line(s) not run: {e}",
                 report.path,
-                commands.len()
+                lines.len()
             ));
             return;
         }
     };
-    for cmd in commands {
-        let (inv, expected) = match cmd {
-            RunCommand::Run(inv, cmp, want) => (inv, Some((cmp, want))),
-            RunCommand::Print(inv) => (inv, None),
-        };
-        let actual = match compiled.call(inv) {
+    for line in lines {
+        let name = func_key(&functions[line.func].0.name);
+        let args = &line.invocation().args;
+        let actual = match compiled.call(line.func, args) {
             Ok(v) => v,
             Err(e) => {
-                report.fail(format!("[{label}] {cmd}: {e}"));
+                report.fail(format!("[{label}] {}: {e}", line.cmd));
                 continue;
             }
         };
-        if expected.is_some()
-            && let Err(e) = cmd.run(|_, _| Ok(actual.clone()))
-        {
+        if let Err(e) = line.check(&name, &actual) {
             report.fail(format!("[{label}] {e}"));
             continue;
         }
-        // The interpreter is the oracle where the file asks for interpretation only, and the
-        // only one for print lines; elsewhere the written expectation decides.
-        if oracle && (interpret_only || expected.is_none()) {
-            match interpret(functions, inv) {
+        if let RunCommand::Print(inv) = &line.cmd {
+            // A print line has no written expectation: the interpreter is its only oracle.
+            if !oracle {
+                report.skip(1, format!("[{label}] {inv}: print line without an oracle"));
+                continue;
+            }
+            match interpret(functions, line.func, args) {
                 Ok(want) if bitwise_eq(&want, &actual) => {}
                 Ok(want) => {
                     report.fail(format!(
@@ -255,16 +345,11 @@ fn run_target(
                     ));
                     continue;
                 }
-                Err(e) if expected.is_none() => {
+                Err(e) => {
                     report.skip(1, format!("[{label}] {inv}: no oracle ({e})"));
                     continue;
                 }
-                // A written expectation already passed; the interpreter's gaps are not ours.
-                Err(_) => {}
             }
-        } else if expected.is_none() {
-            report.skip(1, format!("[{label}] {inv}: print line without an oracle"));
-            continue;
         }
         report.passed += 1;
     }
@@ -276,12 +361,14 @@ fn bitwise_eq(a: &[DataValue], b: &[DataValue]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bitwise_eq(y))
 }
 
-/// The file's functions compiled into one JIT module, plus one trampoline per signature used by
-/// a run line.
+/// The file's functions compiled into one JIT module, plus one trampoline per signature of a
+/// function that has run lines.
 struct Compiled {
     module: JITModule,
-    by_name: HashMap<String, (FuncId, Signature)>,
+    /// Per function of the file, in file order.
+    ids: Vec<FuncId>,
     trampolines: Vec<(Signature, FuncId)>,
+    signatures: Vec<Signature>,
 }
 
 /// The name a run line uses for a function (`%name` without the `%`).
@@ -290,34 +377,48 @@ pub fn func_key(name: &UserFuncName) -> String {
     s.strip_prefix('%').map(str::to_owned).unwrap_or(s)
 }
 
+/// The function a call by `name` from function `caller` reaches: the caller itself when the
+/// name is its own (so a recursive function whose name is shared recurses into itself), else
+/// the first function of the file with that name. The JIT and the interpreter resolve alike.
+fn resolve_callee(functions: &[(Function, Details)], caller: usize, name: &str) -> Option<usize> {
+    if func_key(&functions[caller].0.name) == name {
+        return Some(caller);
+    }
+    functions
+        .iter()
+        .position(|(f, _)| func_key(&f.name) == name)
+}
+
 impl Compiled {
     fn new(
         isa: OwnedTargetIsa,
         functions: &[(Function, Details)],
-        commands: &[RunCommand],
+        lines: &[RunLine],
     ) -> Result<Compiled, String> {
         let mut builder =
             JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
         builder.symbol_lookup_fn(Box::new(libm_symbol));
         let mut module = JITModule::new(builder);
 
-        let mut by_name = HashMap::new();
-        for (func, _) in functions {
+        // Symbols are numbered, not named after the functions: names may repeat in a file.
+        let mut ids = Vec::with_capacity(functions.len());
+        for (index, (func, _)) in functions.iter().enumerate() {
             let key = func_key(&func.name);
             let id = module
-                .declare_function(&key, Linkage::Local, &func.signature)
+                .declare_function(
+                    &format!("__ragreedy_{index}_{key}"),
+                    Linkage::Local,
+                    &func.signature,
+                )
                 .map_err(|e| format!("declaring %{key}: {e}"))?;
-            by_name.insert(key, (id, func.signature.clone()));
+            ids.push(id);
         }
+        let signatures: Vec<Signature> =
+            functions.iter().map(|(f, _)| f.signature.clone()).collect();
 
         let mut trampolines: Vec<(Signature, FuncId)> = Vec::new();
-        for cmd in commands {
-            let inv = match cmd {
-                RunCommand::Run(inv, ..) | RunCommand::Print(inv) => inv,
-            };
-            let Some((_, sig)) = by_name.get(&inv.func) else {
-                continue;
-            };
+        for line in lines {
+            let sig = &signatures[line.func];
             if trampolines.iter().any(|(s, _)| s == sig) {
                 continue;
             }
@@ -334,13 +435,12 @@ impl Compiled {
             trampolines.push((sig.clone(), id));
         }
 
-        for (func, _) in functions {
+        for (index, (func, _)) in functions.iter().enumerate() {
             let key = func_key(&func.name);
-            let id = by_name[&key].0;
-            let func = link_names(func, id, &by_name)?;
+            let func = link_names(functions, index, &ids)?;
             let mut ctx = cranelift_codegen::Context::for_function(func);
             module
-                .define_function(id, &mut ctx)
+                .define_function(ids[index], &mut ctx)
                 .map_err(|e| format!("compiling %{key}: {}", module_error(&e)))?;
         }
         module
@@ -348,27 +448,26 @@ impl Compiled {
             .map_err(|e| format!("finalizing: {e}"))?;
         Ok(Compiled {
             module,
-            by_name,
+            ids,
             trampolines,
+            signatures,
         })
     }
 
-    fn call(&self, inv: &Invocation) -> Result<Vec<DataValue>, String> {
-        let (id, sig) = self
-            .by_name
-            .get(&inv.func)
-            .ok_or_else(|| format!("no function %{} in the file", inv.func))?;
+    /// Call function `index` of the file with `args`.
+    fn call(&self, index: usize, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
+        let sig = &self.signatures[index];
         let tramp = self
             .trampolines
             .iter()
             .find(|(s, _)| s == sig)
             .map(|(_, t)| *t)
             .ok_or("no trampoline")?;
-        let callee = self.module.get_finalized_function(*id);
+        let callee = self.module.get_finalized_function(self.ids[index]);
         let tramp = self.module.get_finalized_function(tramp);
         // SAFETY: both are finalized functions of this module; the trampoline was built for
         // `sig`, the callee's signature; `call` checks the argument types against it.
-        unsafe { trampoline::call(tramp, callee, sig, &inv.args) }
+        unsafe { trampoline::call(tramp, callee, sig, args) }
     }
 }
 
@@ -376,21 +475,20 @@ impl Compiled {
 /// the function and its `%name` references to that scheme. Calls are made non-colocated because
 /// JIT code and its callees need not be within ±2 GiB of each other.
 fn link_names(
-    func: &Function,
-    id: FuncId,
-    by_name: &HashMap<String, (FuncId, Signature)>,
+    functions: &[(Function, Details)],
+    index: usize,
+    ids: &[FuncId],
 ) -> Result<Function, String> {
-    let mut func = func.clone();
-    func.name = UserFuncName::User(UserExternalName::new(0, id.as_u32()));
+    let mut func = functions[index].0.clone();
+    func.name = UserFuncName::User(UserExternalName::new(0, ids[index].as_u32()));
     let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
     for r in refs {
         let target = match &func.dfg.ext_funcs[r].name {
             ExternalName::TestCase(tc) => {
                 let callee = String::from_utf8_lossy(tc.raw()).into_owned();
-                let (cid, _) = by_name
-                    .get(&callee)
+                let c = resolve_callee(functions, index, &callee)
                     .ok_or_else(|| format!("calls %{callee}, which the file does not define"))?;
-                Some(*cid)
+                Some(ids[c])
             }
             _ => None,
         };
@@ -413,27 +511,66 @@ fn module_error(e: &cranelift_module::ModuleError) -> String {
     }
 }
 
-/// The interpreter's result for `inv`, `Err` where it cannot tell (trap, unsupported
-/// instruction, fuel exhausted).
+/// The interpreter's result for function `index` of the file called with `args`, `Err` where
+/// it cannot tell (trap, unsupported instruction, fuel exhausted).
 pub fn interpret(
     functions: &[(Function, Details)],
-    inv: &Invocation,
+    index: usize,
+    args: &[DataValue],
 ) -> Result<Vec<DataValue>, String> {
+    // The store maps each name to one function: the one under test takes its own name first,
+    // then every other name goes to its first function, as `resolve_callee` links the JIT.
     let mut store = FunctionStore::default();
+    let under_test = &functions[index].0;
+    store.add(under_test.name.to_string(), under_test);
     for (f, _) in functions {
-        store.add(f.name.to_string(), f);
+        let name = f.name.to_string();
+        if store.index_of(&name).is_none() {
+            store.add(name, f);
+        }
     }
-    let state = InterpreterState::default().with_function_store(store);
+    let state = InterpreterState::default()
+        .with_function_store(store)
+        .with_libcall_handler(interpreter_libcall);
     let mut interp = Interpreter::new(state).with_fuel(Some(INTERPRETER_FUEL));
-    let name = format!("%{}", inv.func);
+    let name = under_test.name.to_string();
     // The interpreter has `unimplemented!` paths; they must not take the run down.
-    match catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&name, &inv.args))) {
+    match catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&name, args))) {
         Ok(Ok(ControlFlow::Return(vals))) => Ok(vals.to_vec()),
         Ok(Ok(ControlFlow::Trap(t))) => Err(format!("interpreter trapped: {t}")),
         Ok(Ok(_)) => Err("interpreter stopped without returning".into()),
         Ok(Err(e)) => Err(format!("interpreter: {e}")),
         Err(p) => Err(format!("interpreter panicked: {}", panic_message(&*p))),
     }
+}
+
+/// The float libcalls a CLIF function may name explicitly, computed as `libm_symbol`'s
+/// functions compute them for the JIT; any other libcall traps.
+fn interpreter_libcall(
+    libcall: LibCall,
+    args: LibCallValues,
+) -> Result<LibCallValues, CraneliftTrap> {
+    use DataValue::{F32, F64};
+    let f32v = |x: f32| F32(Ieee32::with_float(x));
+    let f64v = |x: f64| F64(Ieee64::with_float(x));
+    let v = match (libcall, &args[..]) {
+        (LibCall::CeilF32, [F32(a)]) => f32v(ceil_f32(a.as_f32())),
+        (LibCall::CeilF64, [F64(a)]) => f64v(ceil_f64(a.as_f64())),
+        (LibCall::FloorF32, [F32(a)]) => f32v(floor_f32(a.as_f32())),
+        (LibCall::FloorF64, [F64(a)]) => f64v(floor_f64(a.as_f64())),
+        (LibCall::TruncF32, [F32(a)]) => f32v(trunc_f32(a.as_f32())),
+        (LibCall::TruncF64, [F64(a)]) => f64v(trunc_f64(a.as_f64())),
+        (LibCall::NearestF32, [F32(a)]) => f32v(nearest_f32(a.as_f32())),
+        (LibCall::NearestF64, [F64(a)]) => f64v(nearest_f64(a.as_f64())),
+        (LibCall::FmaF32, [F32(a), F32(b), F32(c)]) => {
+            f32v(fma_f32(a.as_f32(), b.as_f32(), c.as_f32()))
+        }
+        (LibCall::FmaF64, [F64(a), F64(b), F64(c)]) => {
+            f64v(fma_f64(a.as_f64(), b.as_f64(), c.as_f64()))
+        }
+        _ => return Err(CraneliftTrap::UnreachableCodeReached),
+    };
+    Ok(std::iter::once(v).collect())
 }
 
 /// A panic payload as text, cut to a readable length (checker errors can be huge).
