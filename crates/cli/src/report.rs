@@ -44,6 +44,22 @@ pub struct ReportArgs {
     pub wasm_iterations: usize,
 }
 
+/// The `compare` settings of one corpus of the report.
+fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> CompareArgs {
+    CompareArgs {
+        corpus: corpus.into(),
+        allocators: allocators.to_vec(),
+        regs: None,
+        json: false,
+        run: false,
+        reps: args.reps,
+        count: args.count,
+        max_insts: args.max_insts,
+        budget_secs: args.budget_secs,
+        check_max_insts: args.check_max_insts,
+    }
+}
+
 pub fn main(args: ReportArgs) -> i32 {
     match report(&args) {
         Ok(failed) => i32::from(failed),
@@ -58,18 +74,7 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
     let allocators = Allocator::ALL.to_vec();
-    let cmp_args = |corpus: &str| CompareArgs {
-        corpus: corpus.into(),
-        allocators: allocators.clone(),
-        regs: None,
-        json: false,
-        run: false,
-        reps: args.reps,
-        count: args.count,
-        max_insts: args.max_insts,
-        budget_secs: args.budget_secs,
-        check_max_insts: args.check_max_insts,
-    };
+    let cmp_args = |corpus: &str| compare_args(args, corpus, &allocators);
     let img = args.out.join("img");
     std::fs::create_dir_all(&img).map_err(|e| format!("{}: {e}", img.display()))?;
 
@@ -321,19 +326,7 @@ fn wasm_section(
 ) -> Result<(String, CorpusResult), String> {
     let t = Instant::now();
     let spec = CorpusSpec::Wasm(vec![dir.to_owned()]);
-    let cmp = CompareArgs {
-        corpus: spec.name(),
-        allocators: allocators.to_vec(),
-        regs: None,
-        json: false,
-        run: false,
-        reps: args.reps,
-        count: args.count,
-        max_insts: args.max_insts,
-        budget_secs: args.budget_secs,
-        check_max_insts: args.check_max_insts,
-    };
-    let corpus = compare::run_corpus(&spec, &cmp)?;
+    let corpus = compare::run_corpus(&spec, &compare_args(args, &spec.name(), allocators))?;
     eprintln!(
         "wasm corpus: {} functions in {:.0} s",
         corpus.functions.len(),

@@ -102,9 +102,9 @@ fn wasm_run_reports_a_file_that_is_not_wasm_in_one_line() {
 /// A loop with a dozen values live and a call, printing nothing: enough for the corpus to have
 /// something to allocate.
 const LOOP: &str = r#"(module
-  (memory (export "memory") 1)
   (import "bench" "start" (func $s))
   (import "bench" "end" (func $e))
+  (memory (export "memory") 1)
   (func $f (param i64) (result i64) (i64.mul (local.get 0) (i64.const 3)))
   (func (export "_start") (local $i i32) (local $a i64) (local $b i64) (local $c i64) (local $d i64)
     (call $s)

@@ -282,3 +282,14 @@ pub fn block_frequencies<F: Function + ?Sized>(func: &F) -> Vec<u64> {
         .map(|d| 10u64.pow(d.min(MAX_FREQ_DEPTH)))
         .collect()
 }
+
+/// Geometric mean (`None` for no values): how every ratio against ion is aggregated, so that
+/// a function twice as costly and one half as costly cancel out.
+pub fn geomean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (mut s, mut n) = (0.0, 0usize);
+    for x in v {
+        s += x.ln();
+        n += 1;
+    }
+    (n > 0).then(|| (s / n as f64).exp())
+}

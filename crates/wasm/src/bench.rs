@@ -14,6 +14,7 @@ use crate::engine::{self, Compilation};
 use crate::wasi::{self, RunSetup, Stdio};
 use crate::{FileError, module_name, one_line};
 use ragreedy_jit::Allocator;
+use ragreedy_testkit::cost::geomean;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmtime::Engine;
@@ -290,16 +291,6 @@ fn describe_difference(what: &str, file: &Path, got: &[u8], want: &[u8]) -> Stri
         snippet(got),
         snippet(want)
     )
-}
-
-/// Geometric mean (`None` for no values).
-pub fn geomean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x.ln();
-        n += 1;
-    }
-    (n > 0).then(|| (s / n as f64).exp())
 }
 
 /// The closing line per allocator:

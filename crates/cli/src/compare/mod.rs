@@ -231,18 +231,15 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
                     }
                 };
                 pb.inc_length(cases.len() as u64);
-                for case in &cases {
-                    pb.set_message(case.name.clone());
-                    functions.push(runner.measure(
-                        case,
-                        &allocators,
-                        args.reps,
-                        budget,
-                        args.check_max_insts,
-                        &mut skip,
-                    ));
-                    pb.inc(1);
-                }
+                measure_cases(
+                    &mut runner,
+                    &cases,
+                    &allocators,
+                    args,
+                    &mut skip,
+                    &pb,
+                    &mut functions,
+                );
             }
             pb.finish_and_clear();
             if functions.is_empty() {
@@ -267,18 +264,15 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
                 return Err(format!("corpus {name} has no functions"));
             }
             let pb = progress_bar(cases.len() as u64, &name);
-            for case in &cases {
-                pb.set_message(case.name.clone());
-                functions.push(runner.measure(
-                    case,
-                    &allocators,
-                    args.reps,
-                    budget,
-                    args.check_max_insts,
-                    &mut skip,
-                ));
-                pb.inc(1);
-            }
+            measure_cases(
+                &mut runner,
+                &cases,
+                &allocators,
+                args,
+                &mut skip,
+                &pb,
+                &mut functions,
+            );
             pb.finish_and_clear();
         }
     }
@@ -305,6 +299,31 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
     })
 }
 
+/// Measure `cases` in order, advancing `pb` by one per case.
+fn measure_cases(
+    runner: &mut Runner,
+    cases: &[Case],
+    allocators: &[Allocator],
+    args: &CompareArgs,
+    skip: &mut Vec<Allocator>,
+    pb: &ProgressBar,
+    out: &mut Vec<FuncResult>,
+) {
+    let budget = Duration::from_secs_f64(args.budget_secs);
+    for case in cases {
+        pb.set_message(case.name.clone());
+        out.push(runner.measure(
+            case,
+            allocators,
+            args.reps,
+            budget,
+            args.check_max_insts,
+            skip,
+        ));
+        pb.inc(1);
+    }
+}
+
 /// Per-function cost ratio against ion, with the +1 convention of the module doc.
 pub fn cost_ratio(f: &FuncResult, a: Allocator) -> Option<f64> {
     let (x, ion) = (f.get(a)?, f.get(Allocator::Ion)?);
@@ -320,14 +339,7 @@ pub fn time_ratio(f: &FuncResult, a: Allocator) -> Option<f64> {
     Some(x.time_ns?.max(1) as f64 / ion.time_ns?.max(1) as f64)
 }
 
-pub fn geomean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x.ln();
-        n += 1;
-    }
-    (n > 0).then(|| (s / n as f64).exp())
-}
+pub use ragreedy_testkit::cost::geomean;
 
 fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSummary> {
     let mut groups: Vec<String> = Vec::new();
