@@ -1,7 +1,7 @@
 //! Embeds the bench programs into the `ragreedy` binary so that it works from any directory:
 //! the CLIF files of `bench-programs/` (code speed, and the `cranelift` corpus when no dump is
 //! committed), the committed dump `bench-programs/dump/*.json` (the `cranelift` corpus of
-//! METRICS.md) and `bench-programs/README.md` (its table of timing arguments). Writes
+//! docs/metrics.md) and `bench-programs/README.md` (its table of timing arguments). Writes
 //! `$OUT_DIR/bench_programs.rs` with `BENCH_PROGRAMS` and `BENCH_DUMPS` (sorted
 //! `&[(stem, text)]`) and `BENCH_README`.
 

@@ -1,6 +1,6 @@
 //! `ragreedy dump`: writes the regalloc2 input Cranelift produces for every function of the
 //! given CLIF files, one JSON `SerializableFunction` per function, named
-//! `<file-stem>.<func-name>.json` (the `cranelift` corpus of METRICS.md).
+//! `<file-stem>.<func-name>.json` (the `cranelift` corpus of docs/metrics.md).
 
 use clap::Args;
 use ragreedy_testkit::corpus;

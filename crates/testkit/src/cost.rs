@@ -1,4 +1,4 @@
-//! The weighted cost of one allocation, exactly as `METRICS.md` defines it: block frequency
+//! The weighted cost of one allocation, exactly as `docs/metrics.md` defines it: block frequency
 //! `10^min(loop_depth, 6)` from natural loops (back edges to a dominator), edit costs
 //! reg→reg 1, reg→stack 2, stack→reg 2, stack→stack 4 times the frequency of the edit's
 //! block, plus 4 per distinct non-preferred register used anywhere (allocs or edits).
@@ -12,7 +12,7 @@ use regalloc2::{Allocation, Block, Edit, Function, MachineEnv, Output, PRegSet};
 /// Weighted cost and the plain counts reported beside it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cost {
-    /// The METRICS.md weighted cost.
+    /// The docs/metrics.md weighted cost.
     pub weighted: u64,
     /// Register→register moves (count, unweighted).
     pub moves: usize,

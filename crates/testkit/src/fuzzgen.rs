@@ -4,7 +4,7 @@
 //! eviction, splitting and spilling run on every input, not only on the rare big one.
 //!
 //! Everything here is deterministic: the same seed gives the same function on every machine,
-//! which is what lets smoke tests and the `fuzz` corpus of METRICS.md name inputs by seed.
+//! which is what lets smoke tests and the `fuzz` corpus of docs/metrics.md name inputs by seed.
 
 use arbitrary::Unstructured;
 use regalloc2::fuzzing::func::{Func, Options};

@@ -5,7 +5,7 @@
 //!
 //! - [`builder`]: a hand-writable test `Function` and `MachineEnv` helpers;
 //! - [`check`]: regalloc2's checker plus the output rules it cannot see;
-//! - [`cost`]: the METRICS.md weighted cost;
+//! - [`cost`]: the docs/metrics.md weighted cost;
 //! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
 //! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
 //! - [`validate`]: regalloc2's input rules, checked without ever panicking.

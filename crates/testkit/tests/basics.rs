@@ -1,6 +1,6 @@
 //! Tests of the testkit itself, against regalloc2's own allocators: hand-built functions
 //! allocate and check, the structural checks catch broken outputs, the cost metric counts
-//! what METRICS.md says, and the seeded generator plus restricted environments are accepted.
+//! what docs/metrics.md says, and the seeded generator plus restricted environments are accepted.
 
 use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, listing_with_output};
 use ragreedy_testkit::check::{Strictness, check_output, check_output_with};

@@ -1,4 +1,4 @@
-//! Code speed (METRICS.md): each bench program is JIT-compiled once per allocator (the
+//! Code speed (docs/metrics.md): each bench program is JIT-compiled once per allocator (the
 //! allocator selected for this thread through the jit crate's switch) and its entry function
 //! is called with the program's timing argument from `bench-programs/README.md` (each call
 //! takes tens to hundreds of milliseconds); a program missing from that table is timed on its

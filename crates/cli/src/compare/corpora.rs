@@ -1,4 +1,4 @@
-//! The corpora of METRICS.md as lists of [`Case`]s: `cranelift` (Cranelift's regalloc2 inputs
+//! The corpora of docs/metrics.md as lists of [`Case`]s: `cranelift` (Cranelift's regalloc2 inputs
 //! for the bench programs: the committed dump embedded in the binary, or a fresh capture),
 //! `fuzz` (regalloc2 fuzzer `Func`s from fixed seeds at several register pressures), `scale`
 //! (the generated functions of [`super::scale`]), and any directory of dumped functions.

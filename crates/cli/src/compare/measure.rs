@@ -1,4 +1,4 @@
-//! Allocating one function with each allocator and measuring it the METRICS.md way: a first,
+//! Allocating one function with each allocator and measuring it the docs/metrics.md way: a first,
 //! untimed run per allocator gives the output that is checked (regalloc2's checker plus
 //! testkit's structural rules, the baseline strictness for ion and fastalloc) and costed (testkit `cost`); then the timed runs, interleaved
 //! A B C A B C … for `reps` rounds (the starting allocator rotates per round, so no allocator
@@ -28,7 +28,7 @@ pub struct Case {
     pub env: MachineEnv,
 }
 
-/// The METRICS.md cost of one output, serializable.
+/// The docs/metrics.md cost of one output, serializable.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct CostRec {
     pub weighted: u64,

@@ -1,5 +1,5 @@
-//! `ragreedy compare`: allocates a corpus (METRICS.md) with several allocators, checks every
-//! output, measures weighted cost and allocation time the METRICS.md way, and prints per
+//! `ragreedy compare`: allocates a corpus (docs/metrics.md) with several allocators, checks every
+//! output, measures weighted cost and allocation time the docs/metrics.md way, and prints per
 //! corpus a Markdown table, the ten functions where greedy is worst against ion, and one
 //! `summary` line per allocator (or everything as JSON with `--json`). `--run` measures code
 //! speed instead: the bench programs JIT-compiled with each allocator.
@@ -52,7 +52,7 @@ pub struct CompareArgs {
     /// Measure code speed of the bench programs instead of allocation.
     #[arg(long)]
     pub run: bool,
-    /// Timed repetitions per function and allocator (median taken; METRICS.md wants >= 5).
+    /// Timed repetitions per function and allocator (median taken; docs/metrics.md wants >= 5).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
     /// Functions per register pressure in the fuzz corpus.

@@ -1,4 +1,4 @@
-//! The `scale` corpus of METRICS.md: deterministic generated functions from 1k to 1M
+//! The `scale` corpus of docs/metrics.md: deterministic generated functions from 1k to 1M
 //! instructions, to show how allocation time grows with function size.
 //!
 //! Shape (Cranelift x64-like, in [`x64_env`]): an entry block defines a pool of long-lived
