@@ -62,6 +62,7 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         max_insts: args.max_insts,
         budget_secs: args.budget_secs,
         check_max_insts: args.check_max_insts,
+        phases: false,
     };
     let img = args.out.join("img");
     std::fs::create_dir_all(&img).map_err(|e| format!("{}: {e}", img.display()))?;

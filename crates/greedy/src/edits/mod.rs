@@ -98,6 +98,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.piece_transitions();
         self.resolve_moves(out)?;
         if self.options.redundant_moves {
+            let t = crate::phase_clock(self.options);
             let removed = self.ctx.redundant.run(
                 self.func,
                 self.an,
@@ -106,6 +107,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             self.stats.redundant_moves_removed = removed.total;
             self.stats.cross_block_redundant_moves_removed = removed.cross_block;
+            self.stats.phases.since(crate::Phase::RedundantMoves, t);
         }
         self.count_moves(out);
         self.debug_locations(out);

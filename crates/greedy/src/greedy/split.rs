@@ -13,6 +13,7 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
@@ -52,15 +53,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .iter()
             .all(|s| self.block_of_point(s.start) == first_block);
         if local {
-            self.try_local_split(id) || self.try_instruction_split(id)
+            self.timed(Phase::LocalSplit, |a| a.try_local_split(id))
+                || self.timed(Phase::InstructionSplit, |a| a.try_instruction_split(id))
         } else {
             // Region splitting probes every candidate register over every block segment;
             // past a few hundred blocks that is most of the allocation time (LLVM guards
             // the same spot with its huge-size-for-split limit), so block splitting alone.
             (iv.stage < Stage::Split2
                 && iv.segments.len() <= MAX_REGION_SEGMENTS
-                && self.try_region_split(id))
-                || self.try_block_split(id)
+                && self.timed(Phase::RegionSplit, |a| a.try_region_split(id)))
+                || self.timed(Phase::BlockSplit, |a| a.try_block_split(id))
         }
     }
 
