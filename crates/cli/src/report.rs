@@ -295,17 +295,21 @@ fn page(
 
 /// Median time per allocator for each scale size.
 fn scale_table(r: &CorpusResult, allocators: &[Allocator]) -> String {
-    let mut s = String::from("| instructions | blocks | vregs |");
+    let mut s = String::from("| function | instructions | blocks | vregs |");
     for a in allocators {
         let _ = write!(s, " {a} |");
     }
-    s.push_str("\n|---:|---:|---:|");
+    s.push_str("\n|---|---:|---:|---:|");
     for _ in allocators {
         s.push_str("---:|");
     }
     s.push('\n');
     for f in &r.functions {
-        let _ = write!(s, "| {} | {} | {} |", f.insts, f.blocks, f.vregs);
+        let _ = write!(
+            s,
+            "| {} | {} | {} | {} |",
+            f.name, f.insts, f.blocks, f.vregs
+        );
         for &a in allocators {
             let cell = match f.get(a) {
                 Some(x) => match x.time_ns {
