@@ -94,8 +94,9 @@ pub struct FuncResult {
     pub blocks: usize,
     pub vregs: usize,
     pub results: Vec<AllocResult>,
-    /// Greedy's time per phase (median per phase over the timed runs), if it was timed.
-    #[serde(skip)]
+    /// Greedy's time per phase (median per phase over the timed runs), if it was timed;
+    /// in JSON a map from phase name to nanoseconds.
+    #[serde(serialize_with = "phases_as_map")]
     pub greedy_phases: Option<regalloc_greedy::PhaseTimes>,
 }
 
@@ -295,6 +296,21 @@ impl Runner {
             })
         })
     }
+}
+
+fn phases_as_map<S: serde::Serializer>(
+    p: &Option<regalloc_greedy::PhaseTimes>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let Some(p) = p else {
+        return s.serialize_none();
+    };
+    let mut m = s.serialize_map(Some(regalloc_greedy::Phase::COUNT))?;
+    for ph in regalloc_greedy::Phase::ALL {
+        m.serialize_entry(ph.name(), &p.nanos(ph))?;
+    }
+    m.end()
 }
 
 fn median(v: &mut [Duration]) -> Duration {
