@@ -57,6 +57,7 @@ fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> Co
         max_insts: args.max_insts,
         budget_secs: args.budget_secs,
         check_max_insts: args.check_max_insts,
+        phases: false,
     }
 }
 
@@ -353,11 +354,7 @@ fn wasm_section(
         .iter()
         .map(|m| ragreedy_wasm::module_name(m))
         .collect();
-    let _ = writeln!(
-        w,
-        "## Real WebAssembly (Wasmtime 48)
-"
-    );
+    let _ = writeln!(w, "## Real WebAssembly (Wasmtime 48)\n");
     let _ = writeln!(
         w,
         "{} modules given with `--wasm` ({}), compiled by Wasmtime 48 (Cranelift 0.135.8, \
@@ -435,17 +432,21 @@ fn wasm_section(
 
 /// Median time per allocator for each scale size.
 fn scale_table(r: &CorpusResult, allocators: &[Allocator]) -> String {
-    let mut s = String::from("| instructions | blocks | vregs |");
+    let mut s = String::from("| function | instructions | blocks | vregs |");
     for a in allocators {
         let _ = write!(s, " {a} |");
     }
-    s.push_str("\n|---:|---:|---:|");
+    s.push_str("\n|---|---:|---:|---:|");
     for _ in allocators {
         s.push_str("---:|");
     }
     s.push('\n');
     for f in &r.functions {
-        let _ = write!(s, "| {} | {} | {} |", f.insts, f.blocks, f.vregs);
+        let _ = write!(
+            s,
+            "| {} | {} | {} | {} |",
+            f.name, f.insts, f.blocks, f.vregs
+        );
         for &a in allocators {
             let cell = match f.get(a) {
                 Some(x) => match x.time_ns {

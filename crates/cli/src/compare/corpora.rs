@@ -145,21 +145,32 @@ pub fn fuzz(regs: Option<usize>, count: usize) -> Vec<Case> {
     cases
 }
 
-/// `scale`: one function per size of [`scale::SIZES`] up to `max_insts`, generated lazily
-/// (a 1M-instruction function is a few hundred MB; only one is alive at a time).
-pub fn scale_sizes(max_insts: usize) -> Vec<usize> {
-    scale::SIZES
+/// `scale`: for each shape of [`scale::Shape`], one function per size up to `max_insts`
+/// (the original shape from 1k to 1M, the others from 1k to 256k), generated lazily (a
+/// 1M-instruction function is a few hundred MB; only one is alive at a time).
+pub fn scale_sizes(max_insts: usize) -> Vec<scale::ScaleSpec> {
+    scale::Shape::ALL
         .iter()
-        .copied()
-        .filter(|&n| n <= max_insts)
+        .flat_map(|&shape| {
+            shape
+                .sizes(max_insts)
+                .into_iter()
+                .map(move |insts| scale::ScaleSpec { shape, insts })
+        })
         .collect()
 }
 
-pub fn scale_case(n: usize, regs: Option<usize>) -> Case {
+/// The function of `spec`; its group is the shape (with the register count if `regs`
+/// restricts the environment), so `compare` reports each shape on its own.
+pub fn scale_case(spec: scale::ScaleSpec, regs: Option<usize>) -> Case {
+    let group = match regs {
+        Some(k) => format!("{} {k} regs", spec.shape.name()),
+        None => spec.shape.name().to_owned(),
+    };
     Case {
-        name: format!("scale-{n}"),
-        group: group_name(regs),
-        func: scale::generate(n, n as u64),
+        name: spec.to_string(),
+        group,
+        func: spec.shape.generate(spec.insts),
         env: restrict(scale::env(), regs),
     }
 }

@@ -94,6 +94,10 @@ pub struct FuncResult {
     pub blocks: usize,
     pub vregs: usize,
     pub results: Vec<AllocResult>,
+    /// Greedy's time per phase (median per phase over the timed runs), if it was timed;
+    /// in JSON a map from phase name to nanoseconds.
+    #[serde(serialize_with = "phases_as_map")]
+    pub greedy_phases: Option<regalloc_greedy::PhaseTimes>,
 }
 
 impl FuncResult {
@@ -108,6 +112,8 @@ pub struct Runner {
     greedy_options: regalloc_greedy::Options,
     ion: regalloc2::Ctx,
     fastalloc: regalloc2::Ctx,
+    /// Greedy's phase times of each timed run of the current function.
+    greedy_phases: Vec<regalloc_greedy::PhaseTimes>,
 }
 
 impl Runner {
@@ -117,7 +123,13 @@ impl Runner {
             greedy_options: regalloc_greedy::Options::default(),
             ion: regalloc2::Ctx::default(),
             fastalloc: regalloc2::Ctx::default(),
+            greedy_phases: Vec::new(),
         }
+    }
+
+    /// Time greedy's phases too (`--phases`); it costs a few percent on small functions.
+    pub fn set_phase_times(&mut self, on: bool) {
+        self.greedy_options.phase_times = on;
     }
 
     /// One allocation; `Ok(None)` keeps the output out of the timed path (no clone).
@@ -169,6 +181,9 @@ impl Runner {
         let d = t.elapsed();
         // Deterministic allocators: the untimed run succeeded, so this one does too.
         debug_assert!(r.is_ok());
+        if a == Allocator::Greedy {
+            self.greedy_phases.push(self.greedy.stats().phases);
+        }
         std::hint::black_box(r.ok());
         d
     }
@@ -250,6 +265,7 @@ impl Runner {
         // Timed rounds over the allocators that succeeded, interleaved, rotating the start.
         let timed: Vec<usize> = (0..results.len()).filter(|&i| results[i].ok()).collect();
         let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); results.len()];
+        self.greedy_phases.clear();
         for round in 0..reps {
             for k in 0..timed.len() {
                 let i = timed[(k + round) % timed.len()];
@@ -266,8 +282,35 @@ impl Runner {
             blocks: f.num_blocks(),
             vregs: f.num_vregs(),
             results,
+            greedy_phases: self.median_phases(),
         }
     }
+
+    /// Per phase, the median over greedy's timed runs of this function.
+    fn median_phases(&self) -> Option<regalloc_greedy::PhaseTimes> {
+        let runs = &self.greedy_phases;
+        (!runs.is_empty()).then(|| {
+            regalloc_greedy::PhaseTimes::from_fn(|p| {
+                let mut v: Vec<Duration> = runs.iter().map(|t| t.get(p)).collect();
+                median(&mut v).as_nanos() as u64
+            })
+        })
+    }
+}
+
+fn phases_as_map<S: serde::Serializer>(
+    p: &Option<regalloc_greedy::PhaseTimes>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let Some(p) = p else {
+        return s.serialize_none();
+    };
+    let mut m = s.serialize_map(Some(regalloc_greedy::Phase::COUNT))?;
+    for ph in regalloc_greedy::Phase::ALL {
+        m.serialize_entry(ph.name(), &p.nanos(ph))?;
+    }
+    m.end()
 }
 
 fn median(v: &mut [Duration]) -> Duration {

@@ -19,6 +19,7 @@
 pub mod codespeed;
 pub mod corpora;
 pub mod measure;
+pub mod phases;
 pub mod plot;
 pub mod scale;
 
@@ -69,6 +70,9 @@ pub struct CompareArgs {
     /// testkit's structural rules only (the checker takes minutes at 1M instructions).
     #[arg(long, default_value_t = 300_000)]
     pub check_max_insts: usize,
+    /// Also print where greedy's time goes, per phase (`phases.rs`).
+    #[arg(long)]
+    pub phases: bool,
 }
 
 /// Which corpus, parsed from `--corpus`.
@@ -185,6 +189,7 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
     let allocators = with_ion(&args.allocators);
     let budget = Duration::from_secs_f64(args.budget_secs);
     let mut runner = Runner::new();
+    runner.set_phase_times(args.phases);
     let mut skip = Vec::new();
     let mut problems = Vec::new();
     let mut input_errors = 0;
@@ -722,6 +727,9 @@ pub fn main(args: CompareArgs) -> i32 {
         let worst = worst_table(&r, 10);
         if !worst.is_empty() {
             println!("### Where greedy is worst against ion (weighted cost)\n\n{worst}");
+        }
+        if args.phases {
+            print!("{}", phases::report(&r));
         }
         let failures = failure_lines(&r);
         if !failures.is_empty() {

@@ -41,11 +41,13 @@ fn finish(root: DrawingArea<SVGBackend<'_>, Shift>) -> Res {
     root.present().map_err(err)
 }
 
-/// Log-log plot of median allocation time (ms) against instructions, one line per allocator.
+/// Log-log plot of median allocation time (ms) against instructions, one line per allocator,
+/// over the original shape of the corpus (`scale-N` functions).
 pub fn scale_times(path: &Path, r: &CorpusResult, allocators: &[Allocator]) -> Res {
     let pts = |a: Allocator| -> Vec<(f64, f64)> {
         r.functions
             .iter()
+            .filter(|f| f.name.starts_with("scale-"))
             .filter_map(|f| Some((f.insts as f64, f.get(a)?.time_ns? as f64 / 1e6)))
             .collect()
     };

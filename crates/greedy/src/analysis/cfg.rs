@@ -19,8 +19,12 @@ pub(crate) struct Cfg {
     dom_post: Vec<u32>,
     /// The block holding each instruction.
     pub inst_block: Vec<Block>,
+    /// See [`Cfg::succ_index_in_pred`].
+    pred_succ_index: Vec<u32>,
     scratch_children: Vec<Vec<Block>>,
     scratch_stack: Vec<(Block, usize)>,
+    scratch_succ_edges: Vec<(u32, u32)>,
+    scratch_pred_edges: Vec<(u32, u32)>,
 }
 
 impl Cfg {
@@ -95,19 +99,44 @@ impl Cfg {
 
     /// Predecessor lists must mirror successor lists; no critical edges; a branch
     /// feeding a merge block carries no operands (its edge moves go before it).
+    /// Membership is checked against the sorted edge lists, not by scanning a successor
+    /// list per predecessor: a switch over thousands of cases would make that quadratic.
     fn check_edges<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let entry = f.entry_block();
         let npreds = |b: Block| f.block_preds(b).len() + usize::from(b == entry);
+        // (from, to) for every successor edge and every predecessor edge.
+        let (succ_edges, pred_edges) = (&mut self.scratch_succ_edges, &mut self.scratch_pred_edges);
+        succ_edges.clear();
+        pred_edges.clear();
+        for b in 0..nb {
+            let block = Block::new(b);
+            succ_edges.extend(
+                f.block_succs(block)
+                    .iter()
+                    .map(|s| (b as u32, s.index() as u32)),
+            );
+            pred_edges.extend(
+                f.block_preds(block)
+                    .iter()
+                    .map(|p| (p.index() as u32, b as u32)),
+            );
+        }
+        succ_edges.sort_unstable();
+        pred_edges.sort_unstable();
         for b in 0..nb {
             let block = Block::new(b);
             for &p in f.block_preds(block) {
-                if p.index() >= nb || !f.block_succs(p).contains(&block) {
+                let edge = (p.index() as u32, b as u32);
+                if p.index() >= nb || succ_edges.binary_search(&edge).is_err() {
                     return Err(RegAllocError::BB(block));
                 }
             }
             for &s in f.block_succs(block) {
-                if !f.block_preds(s).contains(&block) {
+                if pred_edges
+                    .binary_search(&(b as u32, s.index() as u32))
+                    .is_err()
+                {
                     return Err(RegAllocError::BB(block));
                 }
             }
@@ -128,7 +157,24 @@ impl Cfg {
                 }
             }
         }
+        // Position of each single-predecessor block among its predecessor's successors.
+        self.pred_succ_index.clear();
+        self.pred_succ_index.resize(nb, u32::MAX);
+        for b in 0..nb {
+            for (i, &s) in f.block_succs(Block::new(b)).iter().enumerate() {
+                if f.block_preds(s).len() == 1 && self.pred_succ_index[s.index()] == u32::MAX {
+                    self.pred_succ_index[s.index()] = i as u32;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// For a block with exactly one predecessor: its position among that predecessor's
+    /// successors (which `branch_blockparams` takes), found once per function.
+    pub fn succ_index_in_pred(&self, b: Block) -> Option<usize> {
+        let i = self.pred_succ_index[b.index()];
+        (i != u32::MAX).then_some(i as usize)
     }
 
     fn compute_postorder<F: Function + ?Sized>(&mut self, f: &F) {

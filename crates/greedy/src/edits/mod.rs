@@ -71,6 +71,10 @@ pub(crate) struct EditsCtx {
     /// The environment's fixed stack slots (registers that are really memory), as a set:
     /// every move is classified against it.
     stack_regs: PRegSet,
+    /// Per vreg: `loc_forward`'s position in `pieces`.
+    cursor: Vec<u32>,
+    scratch_locs: Vec<Allocation>,
+    scratch_offsets: Vec<u32>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -98,6 +102,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.piece_transitions();
         self.resolve_moves(out)?;
         if self.options.redundant_moves {
+            let t = crate::phase_clock(self.options);
             let removed = self.ctx.redundant.run(
                 self.func,
                 self.an,
@@ -106,6 +111,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             self.stats.redundant_moves_removed = removed.total;
             self.stats.cross_block_redundant_moves_removed = removed.cross_block;
+            self.stats.phases.since(crate::Phase::RedundantMoves, t);
         }
         self.count_moves(out);
         self.debug_locations(out);
@@ -343,15 +349,66 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.loc(v, before(last) + 1)
     }
 
+    /// `loc(v, p)` for points that only grow from one call to the next for the same
+    /// vreg: a cursor per vreg walks its pieces forward instead of a binary search per
+    /// call (edge moves ask for every live-in value at every block boundary, in block
+    /// order, and a value live across the function has a piece per block).
+    fn loc_forward(&mut self, v: VReg, p: u32) -> Option<Allocation> {
+        let (a, b) = self.ctx.piece_range[v.vreg()];
+        let c = &mut self.ctx.cursor[v.vreg()];
+        let mut i = (*c).max(a);
+        while i < b && self.ctx.pieces[i as usize].1 <= p {
+            i += 1;
+        }
+        *c = i;
+        let (s, _, alloc) = *self.ctx.pieces.get(i as usize)?;
+        (i < b && s <= p).then_some(alloc)
+    }
+
+    /// `loc_at_end` through `loc_forward`: `b` must not decrease from one call to the
+    /// next.
+    fn loc_at_end_forward(&mut self, out: &Output, b: Block, v: VReg) -> Option<Allocation> {
+        let last = self.func.block_insns(b).last();
+        if self.an.live.def_inst(v) == Some(last) {
+            return self.loc_at_end(out, b, v);
+        }
+        self.loc_forward(v, before(last) + 1)
+    }
+
+    /// A move per CFG edge and value live into the successor, and per block parameter.
+    /// Each (point, priority) group of edge moves belongs to one edge (a merge block's
+    /// predecessors have one successor, so their out-edge groups are theirs alone), so
+    /// the order edges are visited in does not change the output; they are visited twice
+    /// in block order, so that a cursor per vreg replaces the binary search per lookup:
+    /// first by successor (the location at its start), then by predecessor (at its end).
     fn edge_moves(&mut self, out: &Output) -> Result<(), RegAllocError> {
         let f = self.func;
         let entry = f.entry_block();
-        for s in 0..f.num_blocks() {
+        let nb = f.num_blocks();
+        let mut tos = std::mem::take(&mut self.ctx.scratch_locs);
+        let mut tos_at = std::mem::take(&mut self.ctx.scratch_offsets);
+        tos.clear();
+        tos_at.clear();
+        self.reset_cursors();
+        for s in 0..nb {
             let succ = Block::new(s);
-            let preds = f.block_preds(succ);
+            tos_at.push(tos.len() as u32);
+            if f.block_preds(succ).is_empty() {
+                continue;
+            }
             let start = before(f.block_insns(succ).first());
-            for &pred in preds {
-                let last = f.block_insns(pred).last();
+            for &v in &self.an.live.livein[s] {
+                tos.push(self.loc_forward(v, start).ok_or(MISSING)?);
+            }
+        }
+        self.reset_cursors();
+        for p in 0..nb {
+            let pred = Block::new(p);
+            let last = f.block_insns(pred).last();
+            for (succ_idx, &succ) in f.block_succs(pred).iter().enumerate() {
+                let s = succ.index();
+                let preds = f.block_preds(succ);
+                let start = before(f.block_insns(succ).first());
                 let (point, prio) = if preds.len() == 1 && succ != entry {
                     (
                         ProgPoint::before(f.block_insns(succ).first()),
@@ -360,9 +417,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 } else {
                     (ProgPoint::before(last), MovePrio::OutEdge)
                 };
-                for &v in &self.an.live.livein[s] {
-                    let from = self.loc_at_end(out, pred, v).ok_or(MISSING)?;
-                    let to = self.loc(v, start).ok_or(MISSING)?;
+                let at = tos_at[s] as usize;
+                for (k, &v) in self.an.live.livein[s].iter().enumerate() {
+                    let from = self.loc_at_end_forward(out, pred, v).ok_or(MISSING)?;
+                    let to = tos[at + k];
                     if !self.slot_holds(v, to) {
                         self.push_move(point, prio, v.class(), from, to);
                     }
@@ -371,23 +429,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if params.is_empty() {
                     continue;
                 }
-                let succ_idx = f
-                    .block_succs(pred)
-                    .iter()
-                    .position(|&x| x == succ)
-                    .ok_or(MISSING)?;
                 let args = f.branch_blockparams(pred, last, succ_idx);
                 for (&param, &arg) in params.iter().zip(args) {
                     let Some(to) = self.loc(param, start) else {
                         continue;
                     };
                     // Never skipped: this move is the parameter's definition.
-                    let from = self.loc_at_end(out, pred, arg).ok_or(MISSING)?;
+                    let from = self.loc_at_end_forward(out, pred, arg).ok_or(MISSING)?;
                     self.push_move(point, prio, param.class(), from, to);
                 }
             }
         }
+        self.ctx.scratch_locs = tos;
+        self.ctx.scratch_offsets = tos_at;
         Ok(())
+    }
+
+    fn reset_cursors(&mut self) {
+        self.ctx.cursor.clear();
+        self.ctx.cursor.resize(self.func.num_vregs(), 0);
     }
 
     /// Is `to` the slot of `v`, already holding it since its def?

@@ -227,7 +227,7 @@ impl RedundantMoves {
         if let [pred] = f.block_preds(b) {
             let last = f.block_insns(*pred).last();
             if f.is_branch(last)
-                && let Some(i) = f.block_succs(*pred).iter().position(|&s| s == b)
+                && let Some(i) = an.cfg.succ_index_in_pred(b)
             {
                 for a in f.branch_blockparams(*pred, last, i) {
                     self.carry[a.vreg()] = self.epoch;

@@ -93,7 +93,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    /// The assigned piece of `v` holding it at point `p`.
+    /// The assigned piece of `v` holding it at point `p`. A piece's segments are sorted
+    /// and disjoint, so each is a binary search: a value live across the function has a
+    /// segment per block, and this runs for every CFG edge it crosses.
     fn piece_at(&self, v: VReg, p: Point) -> Option<IntervalId> {
         let pieces = &self.ctx.vreg_pieces[v.vreg()];
         if pieces.len() > MAX_PIECES {
@@ -101,7 +103,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         pieces.iter().copied().find(|&id| {
             let iv = &self.ctx.intervals[id];
-            iv.assigned.is_some() && iv.segments.iter().any(|s| s.start <= p && p < s.end)
+            let i = iv.segments.partition_point(|s| s.end <= p);
+            iv.assigned.is_some() && iv.segments.get(i).is_some_and(|s| s.start <= p)
         })
     }
 
@@ -236,6 +239,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let end = before(f.block_insns(pred).last()) + 1;
                 let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
                 for &v in &self.an.live.livein[b] {
+                    // One piece is on both sides of the edge, too many are never looked at.
+                    let pieces = self.ctx.vreg_pieces[v.vreg()].len();
+                    if !(2..=MAX_PIECES).contains(&pieces) {
+                        continue;
+                    }
                     if let (Some(x), Some(y)) = (self.piece_at(v, end), self.piece_at(v, start))
                         && x != y
                     {

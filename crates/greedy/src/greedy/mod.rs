@@ -16,11 +16,11 @@ mod slot_sharing;
 mod spill;
 mod split;
 
-use crate::Options;
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use crate::slots::SpillSlots;
+use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
 use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
@@ -102,6 +102,7 @@ pub(crate) struct Allocator<'a, F: Function + ?Sized> {
 
 impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     pub fn run(&mut self) -> Result<(), RegAllocError> {
+        let t = phase_clock(self.options);
         self.reset();
         if self.options.csr_first_use_cost {
             self.touch_fixed_callee_saved();
@@ -109,14 +110,38 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         self.build_partners();
         self.create_intervals();
+        self.stats.phases.since(Phase::Setup, t);
+        let t = phase_clock(self.options);
+        let nested = self.stats.phases.in_main_loop();
         while let Some(id) = self.ctx.queue.pop() {
             self.select_or_split(id)?;
         }
-        if self.options.hint_recoloring {
-            self.recolor_hints();
+        if let Some(t) = t {
+            // The phases the loop called were timed on their own.
+            let nested = self.stats.phases.in_main_loop() - nested;
+            let main_loop = t.elapsed().saturating_sub(nested);
+            self.stats.phases.add(Phase::Assignment, main_loop);
         }
+        if self.options.hint_recoloring {
+            let t = phase_clock(self.options);
+            self.recolor_hints();
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        let t = phase_clock(self.options);
         self.assign_spill_slots();
+        self.stats.phases.since(Phase::SlotSharing, t);
         Ok(())
+    }
+
+    /// Runs `f`, its time counted in `phase`.
+    pub(crate) fn timed<R>(&mut self, phase: Phase, f: impl FnOnce(&mut Self) -> R) -> R {
+        if !self.options.phase_times {
+            return f(self);
+        }
+        let t = phase_clock(self.options);
+        let r = f(self);
+        self.stats.phases.since(phase, t);
+        r
     }
 
     fn reset(&mut self) {
@@ -351,11 +376,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         let iv = &self.ctx.intervals[id];
         let spillable = iv.is_spillable();
-        if (iv.stage == Stage::Assign || !spillable) && self.try_evict(id, avoid_csr) {
+        if (iv.stage == Stage::Assign || !spillable)
+            && self.timed(Phase::Eviction, |a| a.try_evict(id, avoid_csr))
+        {
             return Ok(());
         }
         if !spillable {
-            if self.last_chance_recolor(id, "unspillable", false) {
+            if self.timed(Phase::Recoloring, |a| {
+                a.last_chance_recolor(id, "unspillable", false)
+            }) {
                 return Ok(());
             }
             debug!(
@@ -387,7 +416,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.enqueue(id);
             return Ok(());
         }
-        if self.last_chance_recolor(id, "instead of a spill", avoid_csr) {
+        if self.timed(Phase::Recoloring, |a| {
+            a.last_chance_recolor(id, "instead of a spill", avoid_csr)
+        }) {
             return Ok(());
         }
         if avoid_csr {

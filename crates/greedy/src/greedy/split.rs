@@ -13,6 +13,7 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
@@ -52,15 +53,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .iter()
             .all(|s| self.block_of_point(s.start) == first_block);
         if local {
-            self.try_local_split(id) || self.try_instruction_split(id)
+            self.timed(Phase::LocalSplit, |a| a.try_local_split(id))
+                || self.timed(Phase::InstructionSplit, |a| a.try_instruction_split(id))
         } else {
             // Region splitting probes every candidate register over every block segment;
             // past a few hundred blocks that is most of the allocation time (LLVM guards
             // the same spot with its huge-size-for-split limit), so block splitting alone.
             (iv.stage < Stage::Split2
                 && iv.segments.len() <= MAX_REGION_SEGMENTS
-                && self.try_region_split(id))
-                || self.try_block_split(id)
+                && self.timed(Phase::RegionSplit, |a| a.try_region_split(id)))
+                || self.timed(Phase::BlockSplit, |a| a.try_block_split(id))
         }
     }
 
@@ -155,7 +157,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
-        if let Some(cost) = compact_region(&mut best_label, &stack_cost, &boundary, &adj)
+        let mut dirty: Vec<bool> = Vec::with_capacity(n);
+        if let Some(cost) =
+            compact_region(&mut best_label, &stack_cost, &boundary, &adj, &mut dirty)
             && cost < threshold
         {
             best = Some((cost, None));
@@ -185,10 +189,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
             label_a.clone_from(&free);
-            let cost_a = descend(&mut label_a, &free, &stack_cost, &boundary, &adj);
+            let cost_a = descend(
+                &mut label_a,
+                &free,
+                &stack_cost,
+                &boundary,
+                &adj,
+                &mut dirty,
+            );
             label_b.clear();
             label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
-            let cost_b = descend(&mut label_b, &free, &stack_cost, &boundary, &adj);
+            let cost_b = descend(
+                &mut label_b,
+                &free,
+                &stack_cost,
+                &boundary,
+                &adj,
+                &mut dirty,
+            );
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &label_b)
             } else {
@@ -673,6 +691,7 @@ fn compact_region(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
+    dirty: &mut Vec<bool>,
 ) -> Option<f32> {
     let n = stack_cost.len();
     let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
@@ -680,7 +699,7 @@ fn compact_region(
         return None;
     }
     label.clone_from(&uses);
-    let cost = descend(label, &uses, stack_cost, boundary, adj);
+    let cost = descend(label, &uses, stack_cost, boundary, adj, dirty);
     let regs = label.iter().filter(|&&x| x).count();
     (regs >= 2 && regs < n).then_some(cost)
 }
@@ -695,15 +714,22 @@ fn descend(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
+    dirty: &mut Vec<bool>,
 ) -> f32 {
     let n = label.len();
     let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
+    // A segment's flip decision depends on its own label and its neighbours' only, so
+    // one that did not flip is looked at again only once one of them has changed: the
+    // same flips in the same order as re-examining every segment in every pass.
+    dirty.clear();
+    dirty.resize(n, true);
     for _ in 0..MAX_REGION_PASSES {
         let mut changed = false;
         for k in 0..n {
-            if !free[k] {
+            if !free[k] || !dirty[k] {
                 continue;
             }
+            dirty[k] = false;
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
             for &(j, w) in adj.of(k) {
@@ -717,6 +743,10 @@ fn descend(
             if delta < 0.0 {
                 label[k] = flipped;
                 changed = true;
+                dirty[k] = true;
+                for &(j, _) in adj.of(k) {
+                    dirty[j] = true;
+                }
             }
         }
         if !changed {
