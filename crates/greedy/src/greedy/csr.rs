@@ -9,7 +9,7 @@ use super::Allocator;
 use super::interval::IntervalId;
 use regalloc2::{Function, PReg, PRegSet, RegClass, VReg};
 
-/// Save plus restore, in entry-block frequency units (`../shared/METRICS.md` charges 4).
+/// Save plus restore, in entry-block frequency units (docs/metrics.md charges 4).
 pub(crate) const CSR_COST: f32 = 4.0;
 /// A spill costs a store or a reload per register operand, 2 units each.
 const SPILL_MOVE_COST: f32 = 2.0;
