@@ -111,8 +111,16 @@ impl Cfg {
         pred_edges.clear();
         for b in 0..nb {
             let block = Block::new(b);
-            succ_edges.extend(f.block_succs(block).iter().map(|s| (b as u32, s.index() as u32)));
-            pred_edges.extend(f.block_preds(block).iter().map(|p| (p.index() as u32, b as u32)));
+            succ_edges.extend(
+                f.block_succs(block)
+                    .iter()
+                    .map(|s| (b as u32, s.index() as u32)),
+            );
+            pred_edges.extend(
+                f.block_preds(block)
+                    .iter()
+                    .map(|p| (p.index() as u32, b as u32)),
+            );
         }
         succ_edges.sort_unstable();
         pred_edges.sort_unstable();
@@ -125,7 +133,10 @@ impl Cfg {
                 }
             }
             for &s in f.block_succs(block) {
-                if pred_edges.binary_search(&(b as u32, s.index() as u32)).is_err() {
+                if pred_edges
+                    .binary_search(&(b as u32, s.index() as u32))
+                    .is_err()
+                {
                     return Err(RegAllocError::BB(block));
                 }
             }
