@@ -615,7 +615,10 @@ fn diamonds(target: usize, seed: u64, live: usize, fifo: Option<usize>) -> TestF
             }
         };
         // Head: a condition and a value from the live set, then the branch.
-        let (a, c) = (src(&mut s, &set, RegClass::Int), src(&mut s, &set, RegClass::Int));
+        let (a, c) = (
+            src(&mut s, &set, RegClass::Int),
+            src(&mut s, &set, RegClass::Int),
+        );
         let cond = if s.rng.below(12) == 0 {
             s.call(cur, a, c)
         } else {
