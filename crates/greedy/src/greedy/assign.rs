@@ -83,7 +83,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
-        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.segments)
+        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.runs)
     }
 
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {

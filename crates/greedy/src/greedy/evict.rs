@@ -39,7 +39,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 intf.clear();
                 self.ctx
                     .matrix
-                    .interference(p, &iv.segments, &mut intf, MAX_INTERFERENCE);
+                    .interference(p, &iv.runs, &mut intf, MAX_INTERFERENCE);
                 if intf.len() > MAX_INTERFERENCE {
                     continue;
                 }

@@ -93,8 +93,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    /// The assigned piece of `v` holding it at point `p`. A piece's segments are sorted
-    /// and disjoint, so each is a binary search: a value live across the function has a
+    /// The assigned piece of `v` holding it at point `p`. A piece's runs are sorted and
+    /// disjoint, so each is a binary search: a value live across the function has a
     /// segment per block, and this runs for every CFG edge it crosses.
     fn piece_at(&self, v: VReg, p: Point) -> Option<IntervalId> {
         let pieces = &self.ctx.vreg_pieces[v.vreg()];
@@ -103,8 +103,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         pieces.iter().copied().find(|&id| {
             let iv = &self.ctx.intervals[id];
-            let i = iv.segments.partition_point(|s| s.end <= p);
-            iv.assigned.is_some() && iv.segments.get(i).is_some_and(|s| s.start <= p)
+            let i = iv.runs.partition_point(|s| s.end <= p);
+            iv.assigned.is_some() && iv.runs.get(i).is_some_and(|s| s.start <= p)
         })
     }
 
@@ -306,7 +306,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             self.ctx
                 .matrix
-                .interference(target, &iv.segments, &mut g.others, MAX_SWAP);
+                .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
             if g.others.len() > MAX_SWAP {
                 return false;
             }
@@ -329,7 +329,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             ok = self.may_hold(from, iv) && !self.fixed_conflict(from, iv) && {
                 self.ctx
                     .matrix
-                    .interference(from, &iv.segments, &mut intf, MAX_GROUP);
+                    .interference(from, &iv.runs, &mut intf, MAX_GROUP);
                 intf.iter().all(|&j| g.in_group[j])
             };
             if !ok {

@@ -50,6 +50,11 @@ pub(crate) struct LiveInterval {
     pub vreg: VReg,
     pub kind: IntervalKind,
     pub segments: Vec<Segment>,
+    /// `segments` with touching neighbours joined, computed once: what the interference
+    /// matrix stores and what register probes walk. A value live through consecutive
+    /// blocks has a segment per block but one run, so a probe costs the runs, not the
+    /// blocks.
+    pub runs: Vec<Segment>,
     /// Operands of `vreg` inside the segments (for reload pieces: the operands they serve).
     pub uses: Vec<UseSite>,
     pub stage: Stage,

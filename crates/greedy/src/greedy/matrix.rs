@@ -136,7 +136,7 @@ impl InterferenceMatrix {
 
     pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
-        for s in merged(&iv.segments) {
+        for &s in &iv.runs {
             debug_assert!(
                 u.rev_before(s.end).next().is_none_or(|e| e.end <= s.start),
                 "{id} overlaps on {preg}"
@@ -151,7 +151,7 @@ impl InterferenceMatrix {
 
     pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
         let u = &mut self.unions[preg.index()];
-        for s in merged(&iv.segments) {
+        for &s in &iv.runs {
             u.remove(s.start);
         }
     }

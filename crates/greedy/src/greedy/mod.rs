@@ -151,6 +151,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let mut segments = std::mem::take(&mut iv.segments);
             segments.clear();
             ctx.spare_segments.push(segments);
+            let mut runs = std::mem::take(&mut iv.runs);
+            runs.clear();
+            ctx.spare_segments.push(runs);
             let mut uses = std::mem::take(&mut iv.uses);
             uses.clear();
             ctx.spare_uses.push(uses);
@@ -280,12 +283,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 .unwrap_or(usize::MAX);
             let mut seg_list = self.ctx.spare_segments.pop().unwrap_or_default();
             seg_list.extend_from_slice(segments);
+            let mut run_list = self.ctx.spare_segments.pop().unwrap_or_default();
+            run_list.extend(matrix::merged(segments));
             let mut use_list = self.ctx.spare_uses.pop().unwrap_or_default();
             use_list.extend_from_slice(uses);
             let iv = LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
                 segments: seg_list,
+                runs: run_list,
                 uses: use_list,
                 stage: Stage::New,
                 cascade: 0,
@@ -473,6 +479,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {
-        matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.segments, iv.vreg)
+        matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.runs, iv.vreg)
     }
 }

@@ -168,7 +168,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             intf.clear();
             self.ctx
                 .matrix
-                .interference(p, &iv.segments, &mut intf, max_intf);
+                .interference(p, &iv.runs, &mut intf, max_intf);
             if intf.len() > max_intf || intf.iter().any(|j| self.ctx.recolor.path.contains(j)) {
                 continue;
             }
@@ -221,7 +221,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             q != taken
                 && !(avoid_csr && self.ctx.callee_saved.is_untouched(q))
                 && !self.fixed_conflict(q, iv)
-                && self.ctx.matrix.is_free(q, &iv.segments)
+                && self.ctx.matrix.is_free(q, &iv.runs)
         })
     }
 

@@ -63,6 +63,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     vreg,
                     kind: IntervalKind::Reload { is_def },
                     segments: vec![Segment { start, end }],
+                    runs: vec![Segment { start, end }],
                     uses: group,
                     stage: Stage::Done,
                     cascade: 0,

@@ -612,6 +612,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
         let old_uses = std::mem::take(&mut self.ctx.intervals[id].uses);
         let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
+        self.ctx.intervals[id].runs.clear();
         debug_assert!(self.ctx.intervals[id].assigned.is_none());
         let (vreg, cascade, limit) = {
             let iv = &self.ctx.intervals[id];
@@ -655,10 +656,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if segments.is_empty() {
                 continue;
             }
+            let runs = super::matrix::merged(&segments).collect();
             let piece = self.ctx.intervals.push(LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
                 segments,
+                runs,
                 uses,
                 stage: product.stage,
                 cascade,
