@@ -41,6 +41,17 @@ impl CalleeSaved {
         self.touched.add(p);
     }
 
+    /// The registers paid for so far, for an undo log.
+    pub fn touched(&self) -> PRegSet {
+        self.touched
+    }
+
+    /// Back to a set `touched` returned earlier: the registers touched since were only
+    /// tried, never kept.
+    pub fn restore_touched(&mut self, touched: PRegSet) {
+        self.touched = touched;
+    }
+
     /// Would using `p` make the function save and restore it?
     pub fn is_untouched(&self, p: PReg) -> bool {
         self.non_preferred.contains(p) && !self.touched.contains(p)

@@ -41,12 +41,37 @@ pub(crate) struct Partners {
     range: Vec<(u32, u32)>,
     list: Vec<(VReg, f32)>,
     raw: Vec<(u32, VReg, f32)>,
+    /// Per vreg, its copies as (program point, frequency), sorted by point: the point
+    /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
+    /// value can weigh only the copies it holds.
+    site_range: Vec<(u32, u32)>,
+    sites: Vec<(u32, f32)>,
+    raw_sites: Vec<(u32, u32, f32)>,
 }
 
 impl Partners {
     pub fn of(&self, v: VReg) -> &[(VReg, f32)] {
         let (a, b) = self.range[v.vreg()];
         &self.list[a as usize..b as usize]
+    }
+
+    /// Σ frequency of `v`'s copies at points inside `segments` (sorted, disjoint).
+    pub fn copy_freq_in(&self, v: VReg, segments: &[Segment]) -> f32 {
+        let (a, b) = self.site_range[v.vreg()];
+        let sites = &self.sites[a as usize..b as usize];
+        if sites.is_empty() {
+            return 0.0;
+        }
+        let mut sum = 0.0;
+        for s in segments {
+            let lo = sites.partition_point(|&(p, _)| p < s.start);
+            sum += sites[lo..]
+                .iter()
+                .take_while(|&&(p, _)| p < s.end)
+                .map(|&(_, f)| f)
+                .sum::<f32>();
+        }
+        sum
     }
 }
 
@@ -200,6 +225,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let f = self.func;
         let p = &mut self.ctx.partners;
         p.raw.clear();
+        p.raw_sites.clear();
         for b in 0..f.num_blocks() {
             let block = regalloc2::Block::new(b);
             let insns = f.block_insns(block);
@@ -211,6 +237,10 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                         let input = ops[j].vreg();
                         p.raw.push((op.vreg().vreg() as u32, input, freq));
                         p.raw.push((input.vreg() as u32, op.vreg(), freq));
+                        // The input is read at the early point, the def written late.
+                        let early = 2 * inst.index() as u32;
+                        p.raw_sites.push((op.vreg().vreg() as u32, early + 1, freq));
+                        p.raw_sites.push((input.vreg() as u32, early, freq));
                     }
                 }
             }
@@ -218,12 +248,33 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             if f.is_branch(last) {
                 for (i, &succ) in f.block_succs(block).iter().enumerate() {
                     let params = f.block_params(succ);
+                    // The argument is live out of this block (through its branch), the
+                    // parameter from the successor's first point.
+                    let arg_point = 2 * last.index() as u32 + 1;
+                    let param_point = 2 * f.block_insns(succ).first().index() as u32;
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
                         p.raw.push((arg.vreg() as u32, param, freq));
                         p.raw.push((param.vreg() as u32, arg, freq));
+                        p.raw_sites.push((arg.vreg() as u32, arg_point, freq));
+                        p.raw_sites.push((param.vreg() as u32, param_point, freq));
                     }
                 }
             }
+        }
+        p.raw_sites
+            .sort_unstable_by_key(|&(v, point, _)| (v, point));
+        p.site_range.clear();
+        p.site_range.resize(f.num_vregs(), (0, 0));
+        p.sites.clear();
+        let mut i = 0;
+        while i < p.raw_sites.len() {
+            let v = p.raw_sites[i].0;
+            let start = p.sites.len() as u32;
+            while i < p.raw_sites.len() && p.raw_sites[i].0 == v {
+                p.sites.push((p.raw_sites[i].1, p.raw_sites[i].2));
+                i += 1;
+            }
+            p.site_range[v as usize] = (start, p.sites.len() as u32);
         }
         p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
         p.range.clear();
@@ -273,14 +324,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let must_spill = uses
                 .iter()
                 .any(|u| u.operand.constraint() == OperandConstraint::Stack);
-            let limit = uses
-                .iter()
-                .filter_map(|u| match u.operand.constraint() {
-                    OperandConstraint::Limit(n) => Some(n),
-                    _ => None,
-                })
-                .min()
-                .unwrap_or(usize::MAX);
+            let limit = split::use_limit(uses);
             let mut seg_list = self.ctx.spare_segments.pop().unwrap_or_default();
             seg_list.extend_from_slice(segments);
             let mut run_list = self.ctx.spare_segments.pop().unwrap_or_default();
@@ -316,6 +360,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     /// LLVM's normalized spill weight: Σ (uses + defs + copies) × frequency divided by
     /// the size in instructions plus a constant, so short dense intervals weigh most.
+    /// Only the copies inside the interval's segments count: a piece of a split value
+    /// that holds none of its copies saves none of them by keeping a register.
     pub(crate) fn spill_weight(&self, id: IntervalId) -> f32 {
         let iv = &self.ctx.intervals[id];
         if iv.kind != IntervalKind::Main {
@@ -327,13 +373,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .iter()
             .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
             .sum();
-        sum += self
-            .ctx
-            .partners
-            .of(iv.vreg)
-            .iter()
-            .map(|&(_, f)| f)
-            .sum::<f32>();
+        sum += self.ctx.partners.copy_freq_in(iv.vreg, &iv.segments);
         let insts = iv.size() as f32 / 2.0;
         sum / (insts + 25.0)
     }
@@ -407,7 +447,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             return Ok(());
         }
         if iv.stage < Stage::Spill {
-            if self.options.splitting && self.try_split(id) {
+            if self.options.splitting && self.try_split(id, avoid_csr) {
                 return Ok(());
             }
             self.ctx.intervals[id].stage = Stage::Spill;

@@ -15,7 +15,7 @@
 use super::Allocator;
 use super::interval::IntervalId;
 use log::{debug, trace};
-use regalloc2::{Function, PReg};
+use regalloc2::{Function, PReg, PRegSet};
 
 /// Register probes one top-level recoloring may spend: an unspillable interval (the
 /// alternative is failing) gets many, one about to be spilled (the alternative is a few
@@ -33,8 +33,11 @@ const PROBES_PER_INST: u32 = 4;
 /// Scratch state of the recoloring search, kept across functions for its buffers.
 #[derive(Default)]
 pub(crate) struct RecolorCtx {
-    /// (interval, its assignment before the change), in the order the changes happened.
-    undo: Vec<(IntervalId, Option<PReg>)>,
+    /// (interval, its assignment before the change, the callee-saved registers paid for
+    /// before the change), in the order the changes happened. Rolling back restores both:
+    /// a register a failed branch tried must not stay marked as paid for, or a later
+    /// interval would take it without weighing its save and restore.
+    undo: Vec<(IntervalId, Option<PReg>, PRegSet)>,
     /// Intervals on the current recoloring path: they keep the register they were given.
     path: Vec<IntervalId>,
     /// Spillable occupants displaced for an unspillable interval; requeued on success.
@@ -92,7 +95,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         let undo = std::mem::take(&mut self.ctx.recolor.undo);
         let mut moved = 0;
-        for &(j, prev) in &undo {
+        for &(j, prev, _) in &undo {
             if j != id && prev.is_some() {
                 moved += 1;
                 debug!(
@@ -228,7 +231,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Moves `j` to `to` (or out of the matrix), logging the change for `roll_back`.
     fn tentatively_move(&mut self, j: IntervalId, to: Option<PReg>) {
         let prev = self.ctx.intervals[j].assigned;
-        self.ctx.recolor.undo.push((j, prev));
+        let touched = self.ctx.callee_saved.touched();
+        self.ctx.recolor.undo.push((j, prev, touched));
         self.set_assignment(j, to);
     }
 
@@ -247,10 +251,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Undoes every tentative change made since the undo log had length `mark`.
     fn roll_back(&mut self, mark: usize) {
         while self.ctx.recolor.undo.len() > mark {
-            let Some((j, prev)) = self.ctx.recolor.undo.pop() else {
+            let Some((j, prev, touched)) = self.ctx.recolor.undo.pop() else {
                 break;
             };
             self.set_assignment(j, prev);
+            self.ctx.callee_saved.restore_touched(touched);
         }
     }
 }

@@ -51,14 +51,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 } else {
                     group.iter().map(|u| u.last).max().unwrap_or(start) + 1
                 };
-                let limit = group
-                    .iter()
-                    .filter_map(|u| match u.operand.constraint() {
-                        OperandConstraint::Limit(n) => Some(n),
-                        _ => None,
-                    })
-                    .min()
-                    .unwrap_or(usize::MAX);
+                let limit = super::split::use_limit(&group);
                 let piece = self.ctx.intervals.push(LiveInterval {
                     vreg,
                     kind: IntervalKind::Reload { is_def },

@@ -41,8 +41,10 @@ struct Product {
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Tries the split kinds in order; returns true if the interval was replaced by
-    /// split products.
-    pub(crate) fn try_split(&mut self, id: IntervalId) -> bool {
+    /// split products. `avoid_csr`: the interval declined an untouched callee-saved
+    /// register as dearer than spilling, so no product may be given one either (LLVM's
+    /// pre-split ignores callee-saved candidates the same way).
+    pub(crate) fn try_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let iv = &self.ctx.intervals[id];
         if iv.kind != IntervalKind::Main || iv.segments.is_empty() {
             return false;
@@ -53,7 +55,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .iter()
             .all(|s| self.block_of_point(s.start) == first_block);
         if local {
-            self.timed(Phase::LocalSplit, |a| a.try_local_split(id))
+            self.timed(Phase::LocalSplit, |a| a.try_local_split(id, avoid_csr))
                 || self.timed(Phase::InstructionSplit, |a| a.try_instruction_split(id))
         } else {
             // Region splitting probes every candidate register over every block segment;
@@ -61,9 +63,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // the same spot with its huge-size-for-split limit), so block splitting alone.
             (iv.stage < Stage::Split2
                 && iv.segments.len() <= MAX_REGION_SEGMENTS
-                && self.timed(Phase::RegionSplit, |a| a.try_region_split(id)))
+                && self.timed(Phase::RegionSplit, |a| a.try_region_split(id, avoid_csr)))
                 || self.timed(Phase::BlockSplit, |a| a.try_block_split(id))
         }
+    }
+
+    /// The registers a split of `iv` may hand its products, in allocation order.
+    fn split_candidates(&self, iv: &LiveInterval, avoid_csr: bool) -> Vec<PReg> {
+        self.order_for(iv)
+            .filter(|&p| !(avoid_csr && self.ctx.callee_saved.is_untouched(p)))
+            .take(MAX_CANDIDATES)
+            .collect()
     }
 
     fn block_of_point(&self, p: u32) -> Block {
@@ -86,12 +96,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// For each candidate register, label every block segment "register" or "stack":
     /// a segment with interference must be stack; a stack segment costs a reload or store
-    /// per operand in it; each CFG edge the value crosses between differently labelled
-    /// segments costs a store or reload. Labels start at "register wherever free" and are
+    /// per operand in it; each CFG edge the value crosses from a stack segment into a
+    /// register segment costs a reload (the store is made once, at the def). Labels start at "register wherever free" and are
     /// improved by flipping single segments while that lowers the cost (a bounded
     /// Hopfield-style descent over the same objective as LLVM's spill placement). The
     /// cheapest labelling over all candidates is used if it beats spilling everything.
-    fn try_region_split(&mut self, id: IntervalId) -> bool {
+    fn try_region_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let iv = &self.ctx.intervals[id];
         let n = iv.segments.len();
         let f = self.func;
@@ -113,35 +123,57 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 MEMORY_COST * self.freq_of_point(s.start) * needy as f32
             })
             .collect();
-        // Edges between segments: (segment a, segment b, cost of a transition).
+        // The edit builder writes a spilled value's slot once, right after its def (SSA:
+        // the def dominates every point where the value is live), and drops every later
+        // move into the slot. So entering the stack costs nothing at the edge; the store
+        // is paid at the def: by the def's own operand when its block is on the stack, by
+        // `boundary` below when it keeps the register (a labelling always leaves some
+        // block on the stack). Leaving the stack costs a reload where the edit builder
+        // puts the edge move: at the successor's start if it has one predecessor, else
+        // before the predecessor's branch.
+        // Directed edges between segments: (from a, to b, cost of a reload from a to b).
         let mut links: Vec<(usize, usize, f32)> = Vec::new();
         let mut boundary = vec![0f32; n];
+        let all_segments = self.an.intervals.segments_of(iv.vreg);
         for (k, s) in iv.segments.iter().enumerate() {
             let b = blocks[k];
-            let insns = f.block_insns(b);
-            let block_end = 2 * insns.last().index() as u32 + 2;
-            if s.end == block_end {
-                for &succ in f.block_succs(b) {
-                    let cost = MEMORY_COST * self.an.freq.of(b).min(self.an.freq.of(succ));
-                    // Segments are sorted and each starts a block at most once: find the
-                    // successor's by binary search (a linear search here made region
-                    // splitting quadratic in the blocks a value lives through).
-                    let succ_start = 2 * f.block_insns(succ).first().index() as u32;
-                    if let Ok(j) = iv.segments.binary_search_by_key(&succ_start, |s| s.start) {
-                        links.push((k, j, cost));
-                    } else if self
-                        .an
-                        .intervals
-                        .segments_of(iv.vreg)
-                        .binary_search_by_key(&succ_start, |s| s.start)
-                        .is_ok()
-                    {
-                        // The value flows on to a block this interval does not cover
-                        // (another piece of the vreg): counted as memory.
-                        boundary[k] += cost;
+            if s.start != 2 * f.block_insns(b).first().index() as u32 {
+                continue;
+            }
+            let preds = f.block_preds(b);
+            for &pred in preds {
+                let edge_freq = if preds.len() == 1 && b != f.entry_block() {
+                    self.an.freq.of(b)
+                } else {
+                    self.an.freq.of(pred)
+                };
+                let cost = MEMORY_COST * edge_freq;
+                // Segments are sorted and disjoint, so their ends are too: find the
+                // predecessor's by binary search (a linear search here made region
+                // splitting quadratic in the blocks a value lives through).
+                let pred_end = 2 * f.block_insns(pred).last().index() as u32 + 2;
+                if let Ok(j) = iv.segments.binary_search_by_key(&pred_end, |s| s.end) {
+                    // A block looping to itself keeps one label: its edge never costs.
+                    if j != k {
+                        links.push((j, k, cost));
                     }
+                } else if all_segments
+                    .binary_search_by_key(&pred_end, |s| s.end)
+                    .is_ok()
+                {
+                    // The value arrives from a block this interval does not cover
+                    // (another piece of the vreg, spilled or about to be): a reload if
+                    // this block keeps the register.
+                    boundary[k] += cost;
                 }
             }
+        }
+        let def_block = self.an.live.def_block[iv.vreg.vreg()];
+        if self.ctx.vreg_slot[iv.vreg.vreg()] == super::NO_SLOT
+            && def_block.is_valid()
+            && let Some(k) = blocks.iter().position(|&b| b == def_block)
+        {
+            boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
         }
         let spill_all: f32 = stack_cost.iter().sum();
         let adj = Adjacency::new(n, &links);
@@ -165,7 +197,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             best = Some((cost, None));
         }
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
-        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        let candidates = self.split_candidates(iv, avoid_csr);
         let mut free: Vec<bool> = Vec::with_capacity(n);
         for p in candidates {
             let reservations = &self.an.intervals.fixed[p.index()];
@@ -394,7 +426,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// window of consecutive use instructions over which the register is free, and split
     /// the interval before and after it. The window keeps that register; the outer pieces
     /// are requeued. A window holding every use is no progress.
-    fn try_local_split(&mut self, id: IntervalId) -> bool {
+    fn try_local_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let iv = &self.ctx.intervals[id];
         if iv.segments.len() != 1 {
             return false;
@@ -452,7 +484,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         let mut blocked_cell = vec![false; n_cells];
         let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
-        let candidates: Vec<PReg> = self.order_for(iv).take(MAX_CANDIDATES).collect();
+        let candidates = self.split_candidates(iv, avoid_csr);
         for p in candidates {
             if best.is_some_and(|(u, len, ..)| u == most && len == least_len) {
                 break;
@@ -614,9 +646,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
         self.ctx.intervals[id].runs.clear();
         debug_assert!(self.ctx.intervals[id].assigned.is_none());
-        let (vreg, cascade, limit) = {
+        let (vreg, cascade) = {
             let iv = &self.ctx.intervals[id];
-            (iv.vreg, iv.cascade, iv.limit)
+            (iv.vreg, iv.cascade)
         };
         debug_assert_eq!(
             products
@@ -657,6 +689,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 continue;
             }
             let runs = super::matrix::merged(&segments).collect();
+            // Each product is limited by its own operands only: one `Limit` use must not
+            // pin the pieces that do not hold it.
+            let limit = use_limit(&uses);
             let piece = self.ctx.intervals.push(LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
@@ -683,6 +718,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 }
 
+/// The tightest `Limit` among `uses` (`usize::MAX` for none): registers with `hw_enc` at
+/// or above it cannot hold the interval serving them.
+pub(crate) fn use_limit(uses: &[UseSite]) -> usize {
+    uses.iter()
+        .filter_map(|u| match u.operand.constraint() {
+            OperandConstraint::Limit(n) => Some(n),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(usize::MAX)
+}
+
 /// LLVM's compact region, labelled into `label`: with no register chosen yet, the value
 /// keeps one of its own in the blocks with operands that need one and is spilled in the
 /// blocks it only passes through. The same descent labels it (only use blocks may take
@@ -698,7 +745,7 @@ fn compact_region(
 ) -> Option<f32> {
     let n = stack_cost.len();
     let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _)| uses[j])) {
+    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _, _)| uses[j])) {
         return None;
     }
     label.clone_from(&uses);
@@ -707,9 +754,17 @@ fn compact_region(
     (regs >= 2 && regs < n).then_some(cost)
 }
 
+/// The cost of the link between segment `k` (labelled `mine`) and a neighbour (labelled
+/// `theirs`): `out` if the edge leaves `k`. Only a stack-to-register edge costs (a
+/// reload); the slot already holds the value wherever it enters the stack.
+fn link_cost(out: bool, mine: bool, theirs: bool, w: f32) -> f32 {
+    let (from, to) = if out { (mine, theirs) } else { (theirs, mine) };
+    if !from && to { w } else { 0.0 }
+}
+
 /// Bounded descent over the region labelling: flip single free segments while the total
-/// (stack cost of stack segments, boundary cost of register segments, weight of every
-/// link between differently labelled segments) drops. Each flip is costed from the
+/// (stack cost of stack segments, boundary cost of register segments, reload cost of
+/// every link from a stack segment to a register segment) drops. Each flip is costed from the
 /// segment's own links only, so a pass is linear in segments plus links.
 fn descend(
     label: &mut [bool],
@@ -735,19 +790,14 @@ fn descend(
             dirty[k] = false;
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
-            for &(j, w) in adj.of(k) {
-                if label[j] != now {
-                    delta -= w;
-                }
-                if label[j] != flipped {
-                    delta += w;
-                }
+            for &(j, w, out) in adj.of(k) {
+                delta += link_cost(out, flipped, label[j], w) - link_cost(out, now, label[j], w);
             }
             if delta < 0.0 {
                 label[k] = flipped;
                 changed = true;
                 dirty[k] = true;
-                for &(j, _) in adj.of(k) {
+                for &(j, _, _) in adj.of(k) {
                     dirty[j] = true;
                 }
             }
@@ -759,9 +809,9 @@ fn descend(
     let mut cost = 0.0;
     for k in 0..n {
         cost += own(k, label[k]);
-        for &(j, w) in adj.of(k) {
-            if j > k && label[j] != label[k] {
-                cost += w;
+        for &(j, w, out) in adj.of(k) {
+            if out {
+                cost += link_cost(true, label[k], label[j], w);
             }
         }
     }
@@ -771,14 +821,15 @@ fn descend(
 /// The links between an interval's block segments, per segment, in one flat list (a
 /// vector per segment cost an allocation per block at every region split attempt).
 struct Adjacency {
-    /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost.
+    /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost and
+    /// whether the edge leaves `k`.
     start: Vec<usize>,
-    list: Vec<(usize, f32)>,
+    list: Vec<(usize, f32, bool)>,
 }
 
 impl Adjacency {
-    /// Each link `(a, b, w)` makes `b` a neighbour of `a` and `a` one of `b`, each
-    /// segment's neighbours in the order of `links`.
+    /// Each link `(a, b, w)` (an edge from `a` to `b`) makes `b` a neighbour of `a` and
+    /// `a` one of `b`, each segment's neighbours in the order of `links`.
     fn new(n: usize, links: &[(usize, usize, f32)]) -> Self {
         let mut start = vec![0; n + 1];
         for &(a, b, _) in links {
@@ -789,17 +840,17 @@ impl Adjacency {
             start[k + 1] += start[k];
         }
         let mut fill = start.clone();
-        let mut list = vec![(0, 0.0); 2 * links.len()];
+        let mut list = vec![(0, 0.0, false); 2 * links.len()];
         for &(a, b, w) in links {
-            list[fill[a]] = (b, w);
+            list[fill[a]] = (b, w, true);
             fill[a] += 1;
-            list[fill[b]] = (a, w);
+            list[fill[b]] = (a, w, false);
             fill[b] += 1;
         }
         Adjacency { start, list }
     }
 
-    fn of(&self, k: usize) -> &[(usize, f32)] {
+    fn of(&self, k: usize) -> &[(usize, f32, bool)] {
         &self.list[self.start[k]..self.start[k + 1]]
     }
 }

@@ -51,10 +51,11 @@ fn last_chance_recoloring_avoids_a_spill() {
 
 /// A generated function at two registers per class where an unspillable reload finds
 /// both registers held by other unspillable reloads: it allocates only because
-/// recoloring moves one of them (seed 6499 of `ragreedy stress --regs 2`).
+/// recoloring moves one of them (seed 274 of `ragreedy stress --regs 2`; seed 6499 served until
+/// the region split costed stores at the def, after which it allocates without recoloring).
 #[test]
 fn last_chance_recoloring_turns_a_failure_into_an_allocation() {
-    let (f, e) = stress_function(6499, 2);
+    let (f, e) = stress_function(274, 2);
     // Deferred spilling changes the queue order enough that this seed no longer needs
     // recoloring with it: both runs leave it off, so only recoloring differs.
     let on = crate::Options {
