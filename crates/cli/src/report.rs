@@ -325,7 +325,10 @@ fn wasm_section(
 ) -> Result<(String, CorpusResult), String> {
     let t = Instant::now();
     let spec = CorpusSpec::Wasm(vec![dir.to_owned()]);
-    let corpus = compare::run_corpus(&spec, &compare_args(args, &spec.name(), allocators))?;
+    let mut corpus = compare::run_corpus(&spec, &compare_args(args, &spec.name(), allocators))?;
+    // The page names the folder, not the path it had on the machine that ran the report.
+    let folder = dir.file_name().unwrap_or(dir.as_os_str()).to_string_lossy();
+    corpus.corpus = format!("wasm:{folder}");
     eprintln!(
         "wasm corpus: {} functions in {:.0} s",
         corpus.functions.len(),
