@@ -21,10 +21,11 @@ pub struct ReportArgs {
     /// Fuzz functions per register pressure.
     #[arg(long, default_value_t = 200)]
     pub count: usize,
-    /// Largest scale function, in instructions. The corpus goes to 1M, but at 1M one
-    /// allocation takes 10-30 s (greedy about 0.6x ion's time) and 6 timed runs of each
-    /// allocator would take several minutes: over the report's time budget.
-    #[arg(long, default_value_t = 300_000)]
+    /// Largest scale function, in instructions. The corpus goes to 1M (256k for the shapes
+    /// copying real outliers), but past a few tens of thousands of instructions six timed runs
+    /// of three allocators plus regalloc2's checker take tens of minutes on a 2-core machine;
+    /// `compare --corpus scale` measures the large sizes.
+    #[arg(long, default_value_t = 16_384)]
     pub max_insts: usize,
     /// Per-run time budget on the scale corpus (an allocator over it skips larger sizes).
     #[arg(long, default_value_t = 30.0)]
