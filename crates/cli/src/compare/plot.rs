@@ -33,6 +33,17 @@ fn short_num(x: f64) -> String {
     }
 }
 
+/// The label of a horizontal-bar row: row i (from the top) of `names` is drawn at
+/// y = len - 1 - i; positions between rows get no label.
+fn row_label(names: &[String], y: f64) -> String {
+    let i = y.round();
+    if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+        names[names.len() - 1 - i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -255,15 +266,7 @@ pub fn code_speed(path: &Path, progs: &[ProgramSpeed], allocators: &[Allocator])
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(n + 1)
-        .y_label_formatter(&move |y| {
-            let i = y.round();
-            // Row i (from the top) is drawn at y = n - 1 - i.
-            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names2.len() {
-                names2[names2.len() - 1 - i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&move |y| row_label(&names2, *y))
         .light_line_style(TRANSPARENT)
         .x_label_formatter(&|x| short_num(*x))
         .x_desc("time ratio vs ion (log scale)")
@@ -363,14 +366,7 @@ pub fn wasm_run_ratio(path: &Path, modules: &[ModuleBench], allocators: &[Alloca
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(n + 1)
-        .y_label_formatter(&move |y| {
-            let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                names[names.len() - 1 - i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&move |y| row_label(&names, *y))
         .light_line_style(TRANSPARENT)
         .x_label_formatter(&|x| short_num(*x))
         .x_desc("run time / ion's median (bars: min..max of the iterations)")
