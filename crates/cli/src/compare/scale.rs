@@ -46,15 +46,7 @@ pub fn env() -> MachineEnv {
 
 /// A function of about `target` instructions (never fewer), deterministic in `(target, seed)`.
 pub fn generate(target: usize, seed: u64) -> TestFunc {
-    let mut g = Gen {
-        b: FuncBuilder::new(),
-        rng: SplitMix64(seed ^ 0x5ca1_e000),
-        cur: Block::new(0),
-        insts: 0,
-        window: [VecDeque::new(), VecDeque::new()],
-        pool: [vec![], vec![]],
-        nest_depth: 0,
-    };
+    let mut g = Gen::new(seed ^ 0x5ca1_e000, 0);
     g.cur = g.b.block();
     for _ in 0..INT_POOL {
         let v = g.b.vreg(RegClass::Int);
@@ -99,6 +91,19 @@ struct Gen {
 }
 
 impl Gen {
+    /// An empty function whose random choices come from `seed`, at loop depth `nest_depth`.
+    fn new(seed: u64, nest_depth: usize) -> Gen {
+        Gen {
+            b: FuncBuilder::new(),
+            rng: SplitMix64(seed),
+            cur: Block::new(0),
+            insts: 0,
+            window: [VecDeque::new(), VecDeque::new()],
+            pool: [vec![], vec![]],
+            nest_depth,
+        }
+    }
+
     /// Sinks that keep the pool live to the end (two values per instruction), then the
     /// return.
     fn finish(mut self) -> TestFunc {
@@ -677,15 +682,7 @@ fn diamonds(target: usize, seed: u64, live: usize, fifo: Option<usize>) -> TestF
 /// then loop nests 8 deep one after the other (each level a few instructions around the
 /// next, the innermost body a straight-line stretch), operands drawn as in [`generate`].
 fn nest(target: usize, seed: u64) -> TestFunc {
-    let mut g = Gen {
-        b: FuncBuilder::new(),
-        rng: SplitMix64(seed ^ 0x0e57_0e57),
-        cur: Block::new(0),
-        insts: 0,
-        window: [VecDeque::new(), VecDeque::new()],
-        pool: [vec![], vec![]],
-        nest_depth: NEST_DEPTH,
-    };
+    let mut g = Gen::new(seed ^ 0x0e57_0e57, NEST_DEPTH);
     g.cur = g.b.block();
     for (class, n) in [(RegClass::Int, 240), (RegClass::Float, 60)] {
         for _ in 0..n {
