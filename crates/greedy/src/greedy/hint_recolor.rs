@@ -43,6 +43,18 @@ pub(crate) struct CopyGraph {
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
     scratch: Vec<IntervalId>,
+    pieces: PieceIndex,
+}
+
+/// Where each piece of a value lies, for values of `2..=MAX_PIECES` pieces: the runs of
+/// its assigned pieces in one sorted list (pieces of a value are disjoint), so finding
+/// the piece at a point is one binary search rather than one per piece.
+#[derive(Default)]
+struct PieceIndex {
+    runs: Vec<(u32, u32, IntervalId)>,
+    /// Per vreg index: its range in `runs`; meaningful only for the values in `vregs`.
+    of: Vec<(u32, u32)>,
+    vregs: Vec<u32>,
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
@@ -93,24 +105,63 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    /// The assigned piece of `v` holding it at point `p`. A piece's runs are sorted and
-    /// disjoint, so each is a binary search: a value live across the function has a
-    /// segment per block, and this runs for every CFG edge it crosses.
-    fn piece_at(&self, v: VReg, p: Point) -> Option<IntervalId> {
-        let pieces = &self.ctx.vreg_pieces[v.vreg()];
-        if pieces.len() > MAX_PIECES {
-            return None;
+    /// Fills `index` for the current assignment (which pieces are assigned does not
+    /// change during hint recoloring, only their registers).
+    fn index_pieces(&self, index: &mut PieceIndex) {
+        index.runs.clear();
+        index.vregs.clear();
+        if index.of.len() < self.ctx.vreg_pieces.len() {
+            index.of.resize(self.ctx.vreg_pieces.len(), (0, 0));
         }
-        pieces.iter().copied().find(|&id| {
-            let iv = &self.ctx.intervals[id];
-            let i = iv.runs.partition_point(|s| s.end <= p);
-            iv.assigned.is_some() && iv.runs.get(i).is_some_and(|s| s.start <= p)
-        })
+        for (v, pieces) in self.ctx.vreg_pieces.iter().enumerate() {
+            if !(2..=MAX_PIECES).contains(&pieces.len()) {
+                continue;
+            }
+            index.vregs.push(v as u32);
+            let start = index.runs.len();
+            for &id in pieces {
+                let iv = &self.ctx.intervals[id];
+                if iv.assigned.is_some() {
+                    index
+                        .runs
+                        .extend(iv.runs.iter().map(|s| (s.start, s.end, id)));
+                }
+            }
+            index.runs[start..].sort_unstable_by_key(|r| r.0);
+            index.of[v] = (start as u32, index.runs.len() as u32);
+        }
+    }
+
+    /// The assigned piece of `v` holding it at point `p`: a binary search over the runs
+    /// of its one piece or, for a split value, over `index`. A value live across the
+    /// function has a run per stretch of blocks, and this runs for every CFG edge it
+    /// crosses.
+    fn piece_at(&self, index: &PieceIndex, v: VReg, p: Point) -> Option<IntervalId> {
+        let pieces = &self.ctx.vreg_pieces[v.vreg()];
+        let covers = |runs: &[(u32, u32, IntervalId)]| {
+            let i = runs.partition_point(|r| r.1 <= p);
+            runs.get(i).filter(|r| r.0 <= p).map(|r| r.2)
+        };
+        match pieces.len() {
+            0 => None,
+            1 => {
+                let iv = &self.ctx.intervals[pieces[0]];
+                let i = iv.runs.partition_point(|s| s.end <= p);
+                (iv.assigned.is_some() && iv.runs.get(i).is_some_and(|s| s.start <= p))
+                    .then_some(pieces[0])
+            }
+            n if n > MAX_PIECES => None,
+            _ => {
+                let (s, e) = index.of[v.vreg()];
+                covers(&index.runs[s as usize..e as usize])
+            }
+        }
     }
 
     fn build_copy_graph(&mut self, g: &mut CopyGraph) {
         g.edges.clear();
         g.fixed.clear();
+        self.index_pieces(&mut g.pieces);
         let f = self.func;
         for b in 0..f.num_blocks() {
             let block = Block::new(b);
@@ -131,15 +182,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     match op.constraint() {
                         OperandConstraint::Reuse(j) => {
                             if let (Some(d), Some(u)) = (
-                                self.piece_at(op.vreg(), before(inst) + 1),
-                                self.piece_at(ops[j].vreg(), before(inst)),
+                                self.piece_at(&g.pieces, op.vreg(), before(inst) + 1),
+                                self.piece_at(&g.pieces, ops[j].vreg(), before(inst)),
                             ) && d != u
                             {
                                 g.edges.push((d, u, freq));
                             }
                         }
                         OperandConstraint::FixedReg(p) => {
-                            if let Some(x) = self.piece_at(op.vreg(), at) {
+                            if let Some(x) = self.piece_at(&g.pieces, op.vreg(), at) {
                                 g.fixed.push((x, p, freq));
                             }
                         }
@@ -156,9 +207,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let start = before(f.block_insns(succ).first());
                 let params = f.block_params(succ);
                 for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
-                    if let (Some(a), Some(p)) =
-                        (self.piece_at(arg, end), self.piece_at(param, start))
-                    {
+                    if let (Some(a), Some(p)) = (
+                        self.piece_at(&g.pieces, arg, end),
+                        self.piece_at(&g.pieces, param, start),
+                    ) {
                         g.edges.push((a, p, freq));
                     }
                 }
@@ -202,28 +254,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn piece_transitions(&self, g: &mut CopyGraph) {
         let f = self.func;
         let cfg = &self.an.cfg;
-        let mut points: Vec<(Point, bool, IntervalId)> = Vec::new();
-        for v in 0..f.num_vregs() {
-            let pieces = &self.ctx.vreg_pieces[v];
-            if pieces.len() < 2 || pieces.len() > MAX_PIECES {
-                continue;
-            }
-            points.clear();
-            for &id in pieces {
-                let iv = &self.ctx.intervals[id];
-                if iv.assigned.is_none() {
-                    continue;
-                }
-                for s in &iv.segments {
-                    points.push((s.end, false, id));
-                    points.push((s.start, true, id));
-                }
-            }
-            points.sort_unstable_by_key(|&(p, is_start, id)| (p, is_start, id));
-            for w in points.windows(2) {
-                let ((p, false, a), (q, true, b)) = (w[0], w[1]) else {
-                    continue;
-                };
+        // Runs of one value's pieces are disjoint: a transition is a run ending where
+        // the next begins, in another piece.
+        for &v in &g.pieces.vregs {
+            let (s, e) = g.pieces.of[v as usize];
+            for w in g.pieces.runs[s as usize..e as usize].windows(2) {
+                let ((_, p, a), (q, _, b)) = (w[0], w[1]);
                 let inst = crate::analysis::intervals::point_inst(p);
                 let block = cfg.block_of(inst);
                 let block_start = p % 2 == 0 && f.block_insns(block).first() == inst;
@@ -244,8 +280,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     if !(2..=MAX_PIECES).contains(&pieces) {
                         continue;
                     }
-                    if let (Some(x), Some(y)) = (self.piece_at(v, end), self.piece_at(v, start))
-                        && x != y
+                    if let (Some(x), Some(y)) = (
+                        self.piece_at(&g.pieces, v, end),
+                        self.piece_at(&g.pieces, v, start),
+                    ) && x != y
                     {
                         g.edges.push((x, y, freq));
                     }

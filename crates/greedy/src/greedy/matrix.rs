@@ -66,6 +66,37 @@ impl Union {
         Some((c, i - 1))
     }
 
+    /// The first entry at or after `pos` that ends after `p` (entries are disjoint, so
+    /// ends are ordered like starts), for probes made in increasing order: a few steps
+    /// forward from where the last probe stopped usually find it (a value's segments
+    /// and a register's occupants interleave), else two binary searches from scratch.
+    fn seek(&self, pos: &mut (usize, usize), p: u32) -> Option<Entry> {
+        const STEPS: usize = 4;
+        // A fresh cursor has nothing to step from.
+        let steps = if *pos == FRESH { 0 } else { STEPS };
+        for _ in 0..steps {
+            let (c, i) = *pos;
+            let e = *self.chunks.get(c)?.get(i)?;
+            if e.end > p {
+                return Some(e);
+            }
+            *pos = if i + 1 < self.chunks[c].len() {
+                (c, i + 1)
+            } else {
+                (c + 1, 0)
+            };
+        }
+        // The last entry starting at or before `p`, or the one after it.
+        *pos = match self.last_before(p + 1) {
+            None if self.chunks.is_empty() => return None,
+            None => (0, 0),
+            Some((c, i)) if self.chunks[c][i].end > p => (c, i),
+            Some((c, i)) if i + 1 < self.chunks[c].len() => (c, i + 1),
+            Some((c, _)) => (c + 1, 0),
+        };
+        self.chunks.get(pos.0).map(|chunk| chunk[pos.1])
+    }
+
     /// Entries starting before `p`, latest first.
     fn rev_before(&self, p: u32) -> impl Iterator<Item = Entry> + '_ {
         let mut pos = self.last_before(p);
@@ -185,15 +216,17 @@ impl InterferenceMatrix {
     }
 
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
-        merged(segments).all(|s| self.is_free_in(preg, s))
+        let mut cursor = FreeCursor::default();
+        merged(segments).all(|s| self.is_free_from(preg, &mut cursor, s))
     }
 
-    /// Is `preg` free over all of `seg`? The last occupant starting before `seg` ends is
-    /// the only one that can overlap it (occupants are disjoint).
-    pub fn is_free_in(&self, preg: PReg, seg: Segment) -> bool {
-        let u = &self.unions[preg.index()];
-        u.last_before(seg.end)
-            .is_none_or(|(c, i)| u.chunks[c][i].end <= seg.start)
+    /// Is `preg` free over all of `seg`? Probes of disjoint segments in increasing order
+    /// share `cursor` (start from `FreeCursor::default()`), so a walk over a value's
+    /// segments costs steps from one probe to the next, not searches.
+    pub fn is_free_from(&self, preg: PReg, cursor: &mut FreeCursor, seg: Segment) -> bool {
+        self.unions[preg.index()]
+            .seek(&mut cursor.0, seg.start)
+            .is_none_or(|e| e.start >= seg.end)
     }
 
     /// The interval holding `preg` at point `p`, if any.
@@ -202,6 +235,19 @@ impl InterferenceMatrix {
         let (c, i) = u.last_before(p + 1)?;
         let e = u.chunks[c][i];
         (e.end > p).then_some(e.id)
+    }
+}
+
+/// A position in one register's union, for `InterferenceMatrix::is_free_from`.
+#[derive(Clone, Copy)]
+pub(crate) struct FreeCursor((usize, usize));
+
+/// The position of a cursor that has not probed yet.
+const FRESH: (usize, usize) = (usize::MAX, 0);
+
+impl Default for FreeCursor {
+    fn default() -> Self {
+        FreeCursor(FRESH)
     }
 }
 
@@ -299,6 +345,26 @@ mod tests {
                 .map(|&(s, _, id)| (s, id));
             let got = u.rev_before(p).next().map(|e| (e.start, e.id.index()));
             assert_eq!(got, expect, "step {step}, probe {p}");
+            let first_after = |p: u32| {
+                model
+                    .iter()
+                    .filter(|&&(_, e, _)| e > p)
+                    .min_by_key(|&&(s, _, _)| s)
+                    .map(|&(s, _, _)| s)
+            };
+            // From the start, and from where a probe of a smaller point stopped.
+            let q = next(u64::from(p) + 1) as u32;
+            let mut pos = FRESH;
+            assert_eq!(
+                u.seek(&mut pos, q).map(|e| e.start),
+                first_after(q),
+                "seek {q}"
+            );
+            assert_eq!(
+                u.seek(&mut pos, p).map(|e| e.start),
+                first_after(p),
+                "seek {p}"
+            );
             let walked: Vec<u32> = u.rev_before(p).map(|e| e.start).collect();
             let mut starts: Vec<u32> = model.iter().map(|m| m.0).filter(|&s| s < p).collect();
             starts.sort_unstable_by(|a, b| b.cmp(a));

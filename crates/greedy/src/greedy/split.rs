@@ -13,6 +13,7 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use super::matrix::{FreeCursor, fixed_conflict_from};
 use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use log::debug;
@@ -199,22 +200,28 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         let candidates = self.split_candidates(iv, avoid_csr);
         let mut free: Vec<bool> = Vec::with_capacity(n);
-        for p in candidates {
+        'candidates: for p in candidates {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
+            let mut cursor = FreeCursor::default();
             free.clear();
-            free.extend(iv.segments.iter().map(|&s| {
-                !crate::greedy::matrix::fixed_conflict_from(reservations, &mut lo, s, iv.vreg)
-                    && self.ctx.matrix.is_free_in(p, s)
-            }));
-            if !free.iter().any(|&x| x) {
-                continue;
-            }
             // Segments with interference stay on the stack whatever the labelling: their
             // cost bounds the candidate's from below, and a candidate that cannot beat the
-            // best so far (or spilling) is not worth a descent.
-            let forced: f32 = (0..n).filter(|&k| !free[k]).map(|k| stack_cost[k]).sum();
-            if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
+            // best so far (or spilling) is not worth a descent, nor the rest of its probes
+            // (the bound only grows).
+            let mut forced = 0.0f32;
+            for (k, &s) in iv.segments.iter().enumerate() {
+                let is_free = !fixed_conflict_from(reservations, &mut lo, s, iv.vreg)
+                    && self.ctx.matrix.is_free_from(p, &mut cursor, s);
+                if !is_free {
+                    forced += stack_cost[k];
+                    if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
+                        continue 'candidates;
+                    }
+                }
+                free.push(is_free);
+            }
+            if !free.iter().any(|&x| x) {
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
@@ -491,19 +498,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
+            let mut cursor = FreeCursor::default();
             for c in 0..n_cells {
                 let cell = Segment {
                     start: bounds[c],
                     end: bounds[c + 1],
                 };
                 blocked_cell[c] = cell.start < cell.end
-                    && (!self.ctx.matrix.is_free_in(p, cell)
-                        || crate::greedy::matrix::fixed_conflict_from(
-                            reservations,
-                            &mut lo,
-                            cell,
-                            iv.vreg,
-                        ));
+                    && (!self.ctx.matrix.is_free_from(p, &mut cursor, cell)
+                        || fixed_conflict_from(reservations, &mut lo, cell, iv.vreg));
             }
             let mut a = 0;
             while a < insts.len() {
