@@ -120,9 +120,14 @@ pub(crate) struct RedundantMoves {
     holds: Holds,
     keep: Vec<bool>,
     order: Vec<Block>,
-    /// Per block: its facts at the end, (location, vreg) sorted by location,
-    /// restricted to values live out of it.
+    /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
+    /// about values no successor carries in are dropped on entry to the successor.
     end_state: Vec<Vec<(u32, u32)>>,
+    /// Per block: the facts it started with when last replayed. A later pass replays it
+    /// again only if they changed: its end state and its drops would not.
+    entry_state: Vec<Vec<(u32, u32)>>,
+    /// Per block: the moves its last replay removed.
+    block_removed: Vec<Removed>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
     assumed: Vec<Option<Vec<(u32, u32)>>>,
     /// Per vreg: `epoch` when it may be carried across the boundary at hand.
@@ -152,12 +157,13 @@ impl RedundantMoves {
             self.order
                 .extend((0..nb).map(Block::new).filter(|&b| !an.cfg.is_reachable(b)));
             self.end_state.resize_with(nb, Vec::new);
+            self.entry_state.resize_with(nb, Vec::new);
             self.assumed.clear();
             self.assumed.resize(nb, None);
             self.carry.resize(f.num_vregs(), 0);
             let mut passes = 1;
             loop {
-                let removed = self.pass(f, an, &edits, out, true);
+                let removed = self.pass(f, an, &edits, out, true, passes == 1);
                 if !self.refine_assumptions(f, an) {
                     break removed;
                 }
@@ -167,12 +173,12 @@ impl RedundantMoves {
                     for a in self.assumed.iter_mut().flatten() {
                         a.clear();
                     }
-                    break self.pass(f, an, &edits, out, true);
+                    break self.pass(f, an, &edits, out, true, false);
                 }
             }
         } else {
             self.order.extend((0..nb).map(Block::new));
-            self.pass(f, an, &edits, out, false)
+            self.pass(f, an, &edits, out, false, true)
         };
         let mut i = 0;
         out.edits = edits;
@@ -183,7 +189,8 @@ impl RedundantMoves {
         removed
     }
 
-    /// One replay of every block; decides `keep` and, across blocks, the end states.
+    /// One replay of every block (after the first pass, of every block whose starting
+    /// facts changed); decides `keep` and, across blocks, the end states.
     fn pass<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -191,31 +198,60 @@ impl RedundantMoves {
         edits: &[(ProgPoint, Edit)],
         out: &Output,
         cross_block: bool,
+        first: bool,
     ) -> Removed {
-        self.keep.clear();
-        self.keep.resize(edits.len(), true);
-        let mut removed = Removed::default();
+        if first {
+            self.keep.clear();
+            self.keep.resize(edits.len(), true);
+            self.block_removed.clear();
+            self.block_removed
+                .resize(f.num_blocks(), Removed::default());
+        }
         for k in 0..self.order.len() {
             let b = self.order[k];
             self.holds.clear();
             if cross_block {
-                self.enter(f, an, b);
+                self.entry_facts(f, an, b);
+                if !first && self.meet == self.entry_state[b.index()] {
+                    continue;
+                }
+                self.entry_state[b.index()].clone_from(&self.meet);
+                for &(l, vreg) in &self.meet {
+                    self.holds.insert(
+                        l,
+                        Fact {
+                            vreg,
+                            inherited: true,
+                        },
+                    );
+                }
             }
             let insns = f.block_insns(b);
             // This block's edits: those at points of its instructions (edits are sorted).
             let lo = edits.partition_point(|(p, _)| p.inst() < insns.first());
             let hi = edits.partition_point(|(p, _)| p.inst() <= insns.last());
+            self.keep[lo..hi].fill(true);
+            let mut removed = Removed::default();
             let mut e = lo;
             for inst in insns.iter() {
                 self.replay_edits(&edits[..hi], &mut e, ProgPoint::before(inst), &mut removed);
                 self.replay_inst(f, out, inst);
                 self.replay_edits(&edits[..hi], &mut e, ProgPoint::after(inst), &mut removed);
             }
+            self.block_removed[b.index()] = removed;
             if cross_block {
-                self.save_end_state(f, an, b);
+                let state = &mut self.end_state[b.index()];
+                state.clear();
+                state.extend(self.holds.iter().map(|(l, fact)| (l, fact.vreg)));
+                state.sort_unstable();
             }
         }
-        removed
+        self.block_removed
+            .iter()
+            .fold(Removed::default(), |a, r| Removed {
+                total: a.total + r.total,
+                cross_block: a.cross_block + r.cross_block,
+            })
     }
 
     /// Marks in `carry` the vregs whose facts may cross into `b`: its live-ins and, with
@@ -242,24 +278,6 @@ impl RedundantMoves {
             self.carry.fill(0);
             self.epoch = 1;
         }
-    }
-
-    /// Keeps the facts at the end of `b` about values some successor may carry in.
-    fn save_end_state<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
-        self.next_epoch();
-        for &s in f.block_succs(b) {
-            self.mark_carried_into(f, an, s);
-        }
-        let (carry, epoch) = (&self.carry, self.epoch);
-        let state = &mut self.end_state[b.index()];
-        state.clear();
-        state.extend(
-            self.holds
-                .iter()
-                .filter(|(_, fact)| carry[fact.vreg as usize] == epoch)
-                .map(|(l, fact)| (l, fact.vreg)),
-        );
-        state.sort_unstable();
     }
 
     /// `self.meet` = the facts at the end of all of `b`'s predecessors (only those
@@ -315,9 +333,10 @@ impl RedundantMoves {
         shrank
     }
 
-    /// Starts block `b` from the facts true at the end of all its predecessors (or, at a
-    /// loop header, from its current assumption).
-    fn enter<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
+    /// `self.meet` = the facts block `b` starts from: those true at the end of all its
+    /// predecessors (or, at a loop header, its current assumption).
+    fn entry_facts<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses, b: Block) {
+        self.meet.clear();
         let rb = an.cfg.rpo_index[b.index()];
         let preds = f.block_preds(b);
         if b == f.entry_block()
@@ -330,22 +349,12 @@ impl RedundantMoves {
         if preds.iter().all(|p| an.cfg.rpo_index[p.index()] < rb) {
             self.meet_preds(f, an, b, false);
         } else if let Some(a) = &self.assumed[b.index()] {
-            self.meet.clear();
             self.meet.extend_from_slice(a);
         } else {
             // First visit of a loop header: assume what its forward predecessors
             // (replayed already) agree on; `refine_assumptions` checks the rest.
             self.meet_preds(f, an, b, true);
             self.assumed[b.index()] = Some(self.meet.clone());
-        }
-        for &(l, vreg) in &self.meet {
-            self.holds.insert(
-                l,
-                Fact {
-                    vreg,
-                    inherited: true,
-                },
-            );
         }
     }
 
