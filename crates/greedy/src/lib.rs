@@ -35,6 +35,12 @@ pub struct Options {
     /// Last-chance recoloring for an interval that would otherwise fail: reassign the
     /// intervals in its way, recursively, with every tentative move rolled back on failure.
     pub last_chance_recoloring: bool,
+    /// Also try last-chance recoloring (one level deep) for an interval about to be
+    /// spilled, not only for one that would fail. Off by default, as in LLVM, which
+    /// recolors only what cannot be spilled: on the Sightglass Wasm functions it took
+    /// about 7% of the allocation time and lowered the weighted cost by 0.03% (geomean;
+    /// 0.1% summed), on generated functions at 4 registers per class by 0.1%.
+    pub spill_recoloring: bool,
     /// Recursion depth of last-chance recoloring (LLVM's default: 5).
     pub recoloring_max_depth: u32,
     /// Interfering intervals a register may have and still be tried by last-chance
@@ -66,6 +72,7 @@ impl Default for Options {
             deferred_spilling: true,
             splitting: true,
             last_chance_recoloring: true,
+            spill_recoloring: false,
             recoloring_max_depth: 5,
             recoloring_max_interferers: 8,
             csr_first_use_cost: true,

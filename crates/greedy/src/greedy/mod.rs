@@ -462,9 +462,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.enqueue(id);
             return Ok(());
         }
-        if self.timed(Phase::Recoloring, |a| {
-            a.last_chance_recolor(id, "instead of a spill", avoid_csr)
-        }) {
+        if self.options.spill_recoloring
+            && self.timed(Phase::Recoloring, |a| {
+                a.last_chance_recolor(id, "instead of a spill", avoid_csr)
+            })
+        {
             return Ok(());
         }
         if avoid_csr {

@@ -10,7 +10,8 @@
 //! near-linear. Intervals on the current recoloring path are never displaced again,
 //! which is what keeps the search from chasing its own tail. An attempt made only to
 //! avoid a spill goes one level deep: the occupants must fit elsewhere as they are,
-//! which is checked before anything moves.
+//! which is checked before anything moves; it is opt-in (`Options::spill_recoloring`),
+//! since on real code it bought almost nothing for its time.
 
 use super::Allocator;
 use super::interval::IntervalId;

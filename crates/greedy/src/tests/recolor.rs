@@ -22,6 +22,7 @@ fn early_def(v: regalloc2::VReg) -> Operand {
 /// reads `u`, and `p1` is clobbered there, so `d` can only live in `p0`; it is too light
 /// to evict `u`. Without recoloring `d` is spilled (a store and a reload); with it, `u`
 /// moves to `p1`, which it can use since its last read comes before the clobber.
+/// Recoloring a spillable interval is opt-in (`Options::spill_recoloring`).
 #[test]
 fn last_chance_recoloring_avoids_a_spill() {
     let mut b = FuncBuilder::new();
@@ -37,12 +38,13 @@ fn last_chance_recoloring_avoids_a_spill() {
     b.ret(b0, &[]);
     let f = b.build().func;
     let e = env(2, 0);
-    let off = crate::Options {
-        last_chance_recoloring: false,
+    let on = crate::Options {
+        spill_recoloring: true,
         ..Default::default()
     };
-    let (_, without) = alloc_with(&f, &e, &off).expect("allocates without recoloring");
-    let (out, with) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    let (_, without) =
+        alloc_with(&f, &e, &crate::Options::default()).expect("allocates without recoloring");
+    let (out, with) = alloc_with(&f, &e, &on).expect("allocates");
     assert!(without.spill_stores + without.reloads > 0, "{without:?}");
     assert_eq!(with.spill_stores + with.reloads, 0, "{with:?}");
     assert!(with.last_chance_recolorings >= 1, "{with:?}");
