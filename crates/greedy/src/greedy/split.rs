@@ -200,6 +200,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         let candidates = self.split_candidates(iv, avoid_csr);
         let mut free: Vec<bool> = Vec::with_capacity(n);
+        // The `free` vectors weighed so far, as bit words, one run of words each.
+        let mut seen: Vec<u64> = Vec::new();
         'candidates: for p in candidates {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
@@ -224,6 +226,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !free.iter().any(|&x| x) {
                 continue;
             }
+            // The labelling and its cost depend on `free` alone: a candidate free in the
+            // same blocks as one already weighed cannot beat it (a tie keeps the first),
+            // and many are (registers free all along the value, or blocked by the same
+            // calls).
+            let mark = seen.len();
+            seen.extend(free.chunks(64).map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u64, |w, (i, &x)| w | (u64::from(x) << i))
+            }));
+            let words = seen.len() - mark;
+            if seen[..mark]
+                .chunks(words)
+                .any(|earlier| earlier == &seen[mark..])
+            {
+                seen.truncate(mark);
+                continue;
+            }
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
@@ -238,14 +258,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             );
             label_b.clear();
             label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
-            let cost_b = descend(
-                &mut label_b,
-                &free,
-                &stack_cost,
-                &boundary,
-                &adj,
-                &mut dirty,
-            );
+            // The same start descends to the same labelling.
+            let cost_b = if label_b == free {
+                cost_a
+            } else {
+                descend(
+                    &mut label_b,
+                    &free,
+                    &stack_cost,
+                    &boundary,
+                    &adj,
+                    &mut dirty,
+                )
+            };
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &label_b)
             } else {
