@@ -97,6 +97,62 @@ impl Union {
         self.chunks.get(pos.0).map(|chunk| chunk[pos.1])
     }
 
+    fn at(&self, (c, i): (usize, usize)) -> Entry {
+        self.chunks[c][i]
+    }
+
+    /// The position after `pos`, if there is an entry there.
+    fn step(&self, (c, i): (usize, usize)) -> Option<(usize, usize)> {
+        if i + 1 < self.chunks[c].len() {
+            Some((c, i + 1))
+        } else {
+            (c + 1 < self.chunks.len()).then_some((c + 1, 0))
+        }
+    }
+
+    /// The position before `pos`, which must not be the first.
+    fn step_back(&self, (c, i): (usize, usize)) -> (usize, usize) {
+        if i > 0 {
+            (c, i - 1)
+        } else {
+            (c - 1, self.chunks[c - 1].len() - 1)
+        }
+    }
+
+    /// Pushes (deduplicated, latest first within each of `segments` merged) the ids of
+    /// the entries overlapping `segments`; stops once `out` holds more than `limit`.
+    fn overlapping(&self, segments: &[Segment], out: &mut Vec<IntervalId>, limit: usize) {
+        let mut cursor = FRESH;
+        for s in merged(segments) {
+            // The occupants overlapping `s` are consecutive: from the first ending after
+            // its start, while they start before its end. Pushed latest first.
+            let Some(first) = self.seek(&mut cursor, s.start) else {
+                return;
+            };
+            if first.start >= s.end {
+                continue;
+            }
+            let mut last = cursor;
+            while let Some(next) = self.step(last).filter(|&q| self.at(q).start < s.end) {
+                last = next;
+            }
+            let mut pos = last;
+            loop {
+                let id = self.at(pos).id;
+                if !out.contains(&id) {
+                    out.push(id);
+                    if out.len() > limit {
+                        return;
+                    }
+                }
+                if pos == cursor {
+                    break;
+                }
+                pos = self.step_back(pos);
+            }
+        }
+    }
+
     /// Entries starting before `p`, latest first.
     fn rev_before(&self, p: u32) -> impl Iterator<Item = Entry> + '_ {
         let mut pos = self.last_before(p);
@@ -200,19 +256,7 @@ impl InterferenceMatrix {
         if u.is_empty() {
             return;
         }
-        for s in merged(segments) {
-            for e in u.rev_before(s.end) {
-                if e.end <= s.start {
-                    break;
-                }
-                if !out.contains(&e.id) {
-                    out.push(e.id);
-                    if out.len() > limit {
-                        return;
-                    }
-                }
-            }
-        }
+        u.overlapping(segments, out, limit);
     }
 
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
@@ -365,6 +409,35 @@ mod tests {
                 first_after(p),
                 "seek {p}"
             );
+            // Overlap queries against the walk they replace (every entry starting before
+            // a segment's end, latest first, until one ends at or before its start).
+            let segs: Vec<Segment> = {
+                let mut at = next(400) as u32;
+                (0..next(5))
+                    .map(|_| {
+                        let s = Segment {
+                            start: at,
+                            end: at + 1 + next(200) as u32,
+                        };
+                        at = s.end + next(3) as u32;
+                        s
+                    })
+                    .collect()
+            };
+            let mut want: Vec<IntervalId> = Vec::new();
+            for s in merged(&segs) {
+                for e in u.rev_before(s.end) {
+                    if e.end <= s.start {
+                        break;
+                    }
+                    if !want.contains(&e.id) {
+                        want.push(e.id);
+                    }
+                }
+            }
+            let mut got_ids = Vec::new();
+            u.overlapping(&segs, &mut got_ids, usize::MAX);
+            assert_eq!(got_ids, want, "overlapping {segs:?}");
             let walked: Vec<u32> = u.rev_before(p).map(|e| e.start).collect();
             let mut starts: Vec<u32> = model.iter().map(|m| m.0).filter(|&s| s < p).collect();
             starts.sort_unstable_by(|a, b| b.cmp(a));
