@@ -1,6 +1,6 @@
 //! Run one check over many seeded inputs, catching panics, and summarise the distinct
-//! failure sites: `cargo run --release -p ragreedy-fuzz-checks --example sweep -- malformed
-//! 20000 [save-dir]`. With a save dir, the first input of each distinct failure is written
+//! failure sites: `cargo run --release --example sweep -- malformed 20000
+//! [save-dir]`. With a save dir, the first input of each distinct failure is written
 //! there (ready to move into tests/regressions/).
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
