@@ -186,11 +186,7 @@ fn one<F: Function>(
     }));
     let failure = match ours {
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let msg = ragreedy_jit::panic_message(&*panic);
             *ctx = regalloc_greedy::Context::new();
             tally.checker_failures += 1;
             Some(format!("panic: {msg}"))

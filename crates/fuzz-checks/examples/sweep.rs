@@ -28,12 +28,7 @@ fn main() {
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let msg = info.payload_as_str().unwrap_or_default();
         *l2.lock().unwrap() = format!("{loc}: {}", msg.lines().next().unwrap_or(""));
     }));
     let mut sites: BTreeMap<String, (u64, u64)> = BTreeMap::new();
