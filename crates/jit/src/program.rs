@@ -5,7 +5,7 @@
 //!
 //! Linking follows Cranelift's filetest rules: a `%name` call reaches the caller itself when
 //! the name is its own, else the first function of the file with that name (names may repeat),
-//! and the float libcalls Cranelift emits without SSE4.1/FMA resolve to [`crate::libm`].
+//! and the float libcalls Cranelift emits without SSE4.1/FMA resolve to the crate's own (`libm.rs`).
 
 use crate::{libm, trampoline};
 use cranelift_codegen::data_value::DataValue;
