@@ -4,8 +4,9 @@
 //! speed measurement both compile and call through [`Program`].
 //!
 //! Linking follows Cranelift's filetest rules: a `%name` call reaches the caller itself when
-//! the name is its own, else the first function of the file with that name (names may repeat),
-//! and the float libcalls Cranelift emits without SSE4.1/FMA resolve to the crate's own (`libm.rs`).
+//! the name is its own, else the first function of the file with that name (names may repeat).
+//! The float libcalls Cranelift emits without SSE4.1/FMA resolve to this crate's own
+//! (`libm.rs`), whether or not the process links libm.
 
 use crate::{libm, trampoline};
 use cranelift_codegen::data_value::DataValue;
