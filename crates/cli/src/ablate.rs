@@ -5,6 +5,7 @@
 //! register count: geomean weighted-cost ratio against ion, total weighted cost, Σ spill
 //! slots, Σ moves, and the statistics counter of the mechanism turned off.
 
+use crate::mechanisms::{MECHANISMS, Mechanism};
 use clap::Args;
 use ragreedy_testkit::{check, cost, fuzzgen};
 use regalloc_greedy::{Options, Stats};
@@ -29,111 +30,27 @@ pub struct AblateArgs {
     pub full: bool,
 }
 
-/// A statistics counter: its name and how to read it.
-type Counter = (&'static str, fn(&Stats) -> usize);
-
-/// One configuration: its name, the options, and the counter that shows its mechanism.
+/// One configuration: its name, the options, and the mechanism turned off (whose counter
+/// the table shows).
 struct Config {
-    name: &'static str,
+    name: String,
     options: Options,
-    stat: Option<Counter>,
+    off: Option<&'static Mechanism>,
 }
 
+/// `Options::default()`, then each mechanism turned off alone.
 fn configs() -> Vec<Config> {
-    let d = Options::default;
+    let default = Options::default();
     let mut v = vec![Config {
-        name: "default",
-        options: d(),
-        stat: None,
+        name: "default".into(),
+        options: default.clone(),
+        off: None,
     }];
-    let mut off = |name, options, stat_name, stat: fn(&Stats) -> usize| {
-        v.push(Config {
-            name,
-            options,
-            stat: Some((stat_name, stat)),
-        })
-    };
-    off(
-        "-last_chance_recoloring",
-        Options {
-            last_chance_recoloring: false,
-            ..d()
-        },
-        "last_chance_recolorings",
-        |s| s.last_chance_recolorings,
-    );
-    off(
-        "-csr_first_use_cost",
-        Options {
-            csr_first_use_cost: false,
-            ..d()
-        },
-        "csr_first_uses + csr_declined",
-        |s| s.csr_first_uses + s.csr_declined,
-    );
-    off(
-        "-hint_recoloring",
-        Options {
-            hint_recoloring: false,
-            ..d()
-        },
-        "hint_recolorings",
-        |s| s.hint_recolorings,
-    );
-    off(
-        "-slot_sharing",
-        Options {
-            slot_sharing: false,
-            ..d()
-        },
-        "spill_slots",
-        |s| s.spill_slots,
-    );
-    off(
-        "-partner_slots",
-        Options {
-            partner_slots: false,
-            ..d()
-        },
-        "partner_slot_values",
-        |s| s.partner_slot_values,
-    );
-    off(
-        "-redundant_moves",
-        Options {
-            redundant_moves: false,
-            ..d()
-        },
-        "redundant_moves_removed",
-        |s| s.redundant_moves_removed,
-    );
-    off(
-        "-cross_block_redundant_moves",
-        Options {
-            cross_block_redundant_moves: false,
-            ..d()
-        },
-        "cross_block_redundant_moves_removed",
-        |s| s.cross_block_redundant_moves_removed,
-    );
-    off(
-        "-deferred_spilling",
-        Options {
-            deferred_spilling: false,
-            ..d()
-        },
-        "deferred_spills",
-        |s| s.deferred_spills,
-    );
-    off(
-        "-splitting",
-        Options {
-            splitting: false,
-            ..d()
-        },
-        "splits (all kinds)",
-        |s| s.local_splits + s.region_splits + s.block_splits + s.instruction_splits,
-    );
+    v.extend(MECHANISMS.iter().map(|m| Config {
+        name: format!("-{}", m.option),
+        options: m.off(&default),
+        off: Some(m),
+    }));
     v
 }
 
@@ -263,8 +180,13 @@ fn print_table(regs: Option<usize>, cases: &[Case], configs: &[Config], rows: &[
     );
     let default = &rows[0];
     for (config, row) in configs.iter().zip(rows) {
-        let counter = match config.stat {
-            Some((name, get)) => format!("{name}: {} → {}", get(&default.stats), get(&row.stats)),
+        let counter = match config.off {
+            Some(m) => format!(
+                "{}: {} → {}",
+                m.counter,
+                (m.count)(&default.stats),
+                (m.count)(&row.stats)
+            ),
             None => String::new(),
         };
         let geomean = if row.compared > 0 {

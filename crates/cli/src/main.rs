@@ -3,6 +3,7 @@
 mod ablate;
 mod compare;
 mod dump_cmd;
+mod mechanisms;
 mod report;
 mod run_cmd;
 mod stress;

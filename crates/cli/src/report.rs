@@ -53,6 +53,7 @@ fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> Co
         regs: None,
         json: false,
         run: false,
+        programs: Vec::new(),
         reps: args.reps,
         count: args.count,
         max_insts: args.max_insts,

@@ -44,7 +44,7 @@ pub fn main(args: RunArgs) -> i32 {
 /// the (possibly megabyte-long) payload, so print only its start.
 fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let msg = ragreedy_jit::runner::panic_message(info.payload());
+        let msg = ragreedy_jit::panic_message(info.payload());
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -2,6 +2,7 @@
 //! ion, to compare errors), run regalloc2's checker plus our structural checks on every
 //! output, write each failing function to a file so it can become a regression test.
 
+use crate::mechanisms;
 use clap::{Args, ValueEnum};
 use ragreedy_testkit::{check, cost, cranelift_like, fuzzgen};
 use regalloc2::{Function, MachineEnv, RegallocOptions};
@@ -43,7 +44,8 @@ pub struct StressArgs {
     #[arg(long)]
     pub stats: bool,
     /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
-    /// slot-sharing, partner-slots, redundant-moves, cross-block, deferred-spilling.
+    /// slot-sharing, partner-slots, redundant-moves, cross-block, deferred-spilling,
+    /// splitting (the table in `mechanisms.rs`).
     #[arg(long, value_delimiter = ',')]
     pub disable: Vec<String>,
 }
@@ -71,22 +73,16 @@ pub fn main(args: StressArgs) -> i32 {
     let mut tally = Tally::default();
     let mut seed = args.seed;
     let mut ctx = regalloc_greedy::Context::new();
-    let mut options = regalloc_greedy::Options {
-        splitting: !args.no_split,
-        ..Default::default()
-    };
+    let mut options = regalloc_greedy::Options::default();
+    options.splitting = !args.no_split;
     for name in &args.disable {
-        match name.as_str() {
-            "recoloring" => options.last_chance_recoloring = false,
-            "csr" => options.csr_first_use_cost = false,
-            "deferred-spilling" => options.deferred_spilling = false,
-            "hints" => options.hint_recoloring = false,
-            "slot-sharing" => options.slot_sharing = false,
-            "partner-slots" => options.partner_slots = false,
-            "redundant-moves" => options.redundant_moves = false,
-            "cross-block" => options.cross_block_redundant_moves = false,
-            other => {
-                eprintln!("unknown mechanism {other:?}");
+        match mechanisms::find(name) {
+            Some(m) => (m.disable)(&mut options),
+            None => {
+                eprintln!(
+                    "unknown mechanism {name:?} (known: {})",
+                    mechanisms::names()
+                );
                 return 2;
             }
         }
@@ -190,11 +186,7 @@ fn one<F: Function>(
     }));
     let failure = match ours {
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let msg = ragreedy_jit::panic_message(&*panic);
             *ctx = regalloc_greedy::Context::new();
             tally.checker_failures += 1;
             Some(format!("panic: {msg}"))

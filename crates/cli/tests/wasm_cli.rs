@@ -1,27 +1,9 @@
 //! `ragreedy wasm` and `ragreedy compare --corpus wasm:` as a user runs them: exit codes, the
 //! closing lines, and bad modules reported in one line while the others are still measured.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn ragreedy(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ragreedy"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("ragreedy runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{ragreedy, scratch, text};
 
 /// Prints the first argument (argv[1]) back, reads `input.txt` from the pre-opened folder and
 /// exits with its first byte minus '0'.

@@ -1,6 +1,6 @@
 //! Run one check over many seeded inputs, catching panics, and summarise the distinct
-//! failure sites: `cargo run --release -p ragreedy-fuzz-checks --example sweep -- malformed
-//! 20000 [save-dir]`. With a save dir, the first input of each distinct failure is written
+//! failure sites: `cargo run --release --example sweep -- malformed 20000
+//! [save-dir]`. With a save dir, the first input of each distinct failure is written
 //! there (ready to move into tests/regressions/).
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -28,12 +28,7 @@ fn main() {
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let msg = info.payload_as_str().unwrap_or_default();
         *l2.lock().unwrap() = format!("{loc}: {}", msg.lines().next().unwrap_or(""));
     }));
     let mut sites: BTreeMap<String, (u64, u64)> = BTreeMap::new();

@@ -10,6 +10,8 @@
 //! allocator. Setting `RAGREEDY_FUZZ_REPORT=1` makes `check_differential` print the inputs
 //! where our weighted cost exceeds twice ion's (quality is recorded, never asserted).
 
+#![forbid(unsafe_code)]
+
 use std::sync::OnceLock;
 
 use arbitrary::Unstructured;

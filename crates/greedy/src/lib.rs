@@ -4,6 +4,12 @@
 //!
 //! The public surface is deliberately small: [`run`], [`run_with_context`], [`Options`],
 //! [`Stats`] and the reusable [`Context`]. See `docs/design.md` for the pipeline.
+//!
+//! [`Options`] and [`Stats`] are `#[non_exhaustive]`, so that a knob or a counter can be added
+//! without breaking callers: start from `Options::default()` and set the fields to change.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod analysis;
 mod edits;
@@ -17,11 +23,17 @@ mod tests;
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 use std::time::{Duration, Instant};
 
-/// Tuning knobs. `Default` is what we ship.
+/// Tuning knobs. `Default` is what we ship; change a field on a default value:
+///
+/// ```
+/// let mut options = regalloc_greedy::Options::default();
+/// options.splitting = false;
+/// ```
 ///
 /// Input is always validated (SSA, CFG shape, operand shapes): bad input gets a
 /// `RegAllocError`, never a panic.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it. On by default: slightly better in every fuzz
@@ -86,19 +98,33 @@ impl Default for Options {
     }
 }
 
-/// What the allocator did on the last function (or, summed, on several).
+/// What the allocator did on the last function (or, summed with `+=`, on several). Read it
+/// from [`Context::stats`]; `Stats::default()` is the zero to sum from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
+    /// Live intervals created: one per vreg at first, plus split pieces and reload pieces.
     pub intervals: usize,
+    /// Register assignments, counting an interval again each time it is reassigned (after an
+    /// eviction or by last-chance recoloring).
     pub assignments: usize,
+    /// Intervals evicted from their register, by eviction or by last-chance recoloring.
     pub evictions: usize,
+    /// Local splits: an interval inside one block keeps a register over a window of its uses.
     pub local_splits: usize,
+    /// Region splits: an interval across blocks keeps a register in some of its blocks, on
+    /// the stack in the others.
     pub region_splits: usize,
     /// Of `region_splits`: compact regions (the value's own register in its use blocks,
     /// chosen over every candidate register).
     pub compact_region_splits: usize,
+    /// Block splits: a local piece per block with at least two use instructions, the rest
+    /// spilled.
     pub block_splits: usize,
+    /// Instruction splits: an interval in one block whose uses are pinned to fixed
+    /// registers, split around them.
     pub instruction_splits: usize,
+    /// Intervals spilled (sent to a spill slot, with reload pieces at their uses).
     pub spills: usize,
     /// Intervals bound for the spiller that were queued once more at the end instead.
     pub deferred_spills: usize,
@@ -114,9 +140,13 @@ pub struct Stats {
     pub hint_recolorings: usize,
     /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
     pub hint_exchanges: usize,
+    /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
+    /// Register-to-stack moves in the output.
     pub spill_stores: usize,
+    /// Stack-to-register moves in the output.
     pub reloads: usize,
+    /// The output's `num_spillslots`.
     pub spill_slots: usize,
     /// Moves dropped because their destination already held the value.
     pub redundant_moves_removed: usize,
@@ -141,22 +171,32 @@ pub enum Phase {
     Setup,
     /// The main loop: dequeue, assign, wait for a second round, spill.
     Assignment,
+    /// Choosing and evicting lighter intervals to free a register.
     Eviction,
+    /// Local splitting (an interval inside one block).
     LocalSplit,
+    /// Region splitting (register or stack per block of the interval).
     RegionSplit,
+    /// Block splitting (a local piece per block with uses).
     BlockSplit,
+    /// Instruction splitting (around uses pinned to fixed registers).
     InstructionSplit,
     /// Last-chance recoloring.
     Recoloring,
+    /// Moving copy-connected groups to one register after the main loop.
     HintRecoloring,
+    /// Laying out spill slots, shared among values whose lifetimes do not overlap.
     SlotSharing,
     /// Operand allocations, moves, parallel-move resolution, debug locations.
     Edits,
+    /// Dropping moves whose destination already holds the value.
     RedundantMoves,
 }
 
 impl Phase {
+    /// How many phases there are.
     pub const COUNT: usize = 13;
+    /// Every phase, in pipeline order (the index of a phase is its `as usize`).
     pub const ALL: [Phase; Phase::COUNT] = [
         Phase::Analyses,
         Phase::Setup,
@@ -173,6 +213,7 @@ impl Phase {
         Phase::RedundantMoves,
     ];
 
+    /// The phase's name as tables print it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Analyses => "analyses",
@@ -217,10 +258,12 @@ impl PhaseTimes {
         }
     }
 
+    /// The time recorded for phase `p`.
     pub fn get(&self, p: Phase) -> Duration {
         Duration::from_nanos(self.ns[p as usize])
     }
 
+    /// The time recorded for phase `p`, in nanoseconds.
     pub fn nanos(&self, p: Phase) -> u64 {
         self.ns[p as usize]
     }
@@ -328,6 +371,7 @@ pub struct Context {
 }
 
 impl Context {
+    /// An empty context; its buffers grow to the largest function it allocates.
     pub fn new() -> Self {
         Self::default()
     }

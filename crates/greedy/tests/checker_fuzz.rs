@@ -107,15 +107,13 @@ fn cranelift_like_functions() {
     }
 }
 
-/// Splitting (off by default) on generated functions at 4 registers per class. Seed 193
+/// Splitting (on by default) on generated functions at 4 registers per class. Seed 193
 /// is a regression: a def copied home after its instruction overwrote a register that
 /// another piece of a split value left only before the next instruction.
 #[test]
 fn fuzz_functions_with_splitting() {
-    let options = regalloc_greedy::Options {
-        splitting: true,
-        ..Default::default()
-    };
+    let options = regalloc_greedy::Options::default();
+    assert!(options.splitting);
     let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), 4);
     let mut ctx = regalloc_greedy::Context::new();
     for seed in (150..450).chain([193]) {
@@ -152,25 +150,13 @@ fn fuzz_functions_with_splitting() {
 /// `ragreedy stress --count 1 --seed S --regs K` reproduces each input.
 #[test]
 fn splitting_known_failures() {
-    let options = regalloc_greedy::Options {
-        splitting: true,
-        ..Default::default()
-    };
+    let options = regalloc_greedy::Options::default();
+    assert!(options.splitting);
     let mut ctx = regalloc_greedy::Context::new();
     for (seed, k) in [(3200u64, 8usize), (1295, 3), (1307, 3)] {
-        // The stress tool's option choice for this seed (every fourth seed cycles the
-        // option combinations).
-        let base = fuzzgen::small_env_options(k);
-        let opts = if seed % 4 == 3 {
-            regalloc2::fuzzing::func::Options {
-                num_uses_per_inst: base.num_uses_per_inst.clone(),
-                ..fuzzgen::options_combination((seed / 4 % 32) as u8)
-            }
-        } else {
-            base
-        };
+        let opts = fuzzgen::stress_options(seed, Some(k));
         let f = fuzzgen::func_from_seed(seed, &opts).expect("seed yields a function");
-        let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+        let env = fuzzgen::stress_env(Some(k));
         let out = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx)
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         if let Err(e) = check::check_output(&f, &env, &out) {

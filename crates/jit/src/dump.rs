@@ -8,8 +8,8 @@
 
 use crate::Allocator;
 use crate::alloc::NoVectorClass;
-use crate::host::{self, Target};
-use crate::runner::func_key;
+use crate::host;
+use crate::program::func_key;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_reader::{ParseOptions, parse_test};
 use regalloc2::serialize::SerializableFunction;
@@ -30,13 +30,7 @@ pub fn dump_source(text: &str) -> Result<(Vec<Captured>, Vec<String>), String> {
     let (rewritten, header) = host::rewrite_header(text);
     let test =
         parse_test(&rewritten, ParseOptions::default()).map_err(|e| format!("parse: {e}"))?;
-    let isa = host::host_targets(&test.isa_spec, &header, true)
-        .into_iter()
-        .find_map(|t| match t {
-            Target::Run { isa, .. } => Some(Ok(isa)),
-            Target::Skip { .. } => None,
-        })
-        .unwrap_or_else(|| Err("no x86_64 target runnable on this host".to_owned()))?;
+    let isa = host::first_runnable(&test.isa_spec, &header, true)?;
 
     let mut captured = Vec::new();
     let mut errors = Vec::new();

@@ -119,6 +119,22 @@ pub fn host_targets(spec: &IsaSpec, header: &Header, baseline_without_target: bo
     }
 }
 
+/// The first of [`host_targets`] that runs on this host: one ISA for tools that compile a file
+/// once rather than per target.
+pub fn first_runnable(
+    spec: &IsaSpec,
+    header: &Header,
+    baseline_without_target: bool,
+) -> Result<OwnedTargetIsa, String> {
+    host_targets(spec, header, baseline_without_target)
+        .into_iter()
+        .find_map(|t| match t {
+            Target::Run { isa, .. } => Some(isa),
+            Target::Skip { .. } => None,
+        })
+        .ok_or_else(|| "no x86_64 target runnable on this host".to_owned())
+}
+
 /// Boolean ISA flags the host supports, as cranelift-native infers them.
 fn host_isa_flags() -> Result<HashMap<&'static str, bool>, String> {
     let builder = cranelift_native::builder_with_options(true).map_err(str::to_owned)?;

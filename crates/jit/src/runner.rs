@@ -19,18 +19,14 @@
 //! into failures.
 
 use crate::host::{self, Header, Target};
-use crate::trampoline;
+use crate::program::{Program, func_key};
+use crate::{libm, panic_message};
 use cranelift_codegen::data_value::{DataValue, DisplayDataValues};
-use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
-use cranelift_codegen::ir::{
-    ExternalName, Function, LibCall, Signature, UserExternalName, UserFuncName,
-};
+use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_interpreter::environment::FunctionStore;
-use cranelift_interpreter::interpreter::{Interpreter, InterpreterState, LibCallValues};
-use cranelift_interpreter::step::{ControlFlow, CraneliftTrap};
-use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{FuncId, Linkage, Module};
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
+use cranelift_interpreter::step::ControlFlow;
 use cranelift_reader::{
     Details, Invocation, ParseOptions, RunCommand, parse_run_command, parse_test,
 };
@@ -183,10 +179,10 @@ fn run_inner(report: &mut FileReport, text: &str) {
             return;
         }
     };
-    let functions: &[(Function, Details)] = &test.functions;
+    let (functions, details): (Vec<Function>, Vec<Details>) = test.functions.into_iter().unzip();
 
     let mut lines: Vec<RunLine> = Vec::new();
-    for (index, (func, details)) in functions.iter().enumerate() {
+    for (index, (func, details)) in functions.iter().zip(&details).enumerate() {
         for comment in &details.comments {
             match parse_run_command(comment.text, &func.signature) {
                 Ok(Some(cmd)) => lines.push(RunLine {
@@ -208,7 +204,7 @@ fn run_inner(report: &mut FileReport, text: &str) {
     // are what this runner is for and the interpreter serves only as the oracle of print lines;
     // where no target can be compiled for this host, the interpreter executes the lines.
     if !jit_targets && header.has_test("interpret") {
-        run_interpreted(report, functions, &lines);
+        run_interpreted(report, &functions, &lines);
         return;
     }
     let oracle = header.has_test("interpret");
@@ -218,7 +214,7 @@ fn run_inner(report: &mut FileReport, text: &str) {
                 report.skip(lines.len(), format!("[{label}] {reason}"))
             }
             Target::Run { label, isa } => {
-                run_target(report, &label, isa, functions, &lines, oracle)
+                run_target(report, &label, isa, &functions, &lines, oracle)
             }
         }
     }
@@ -275,9 +271,9 @@ fn is_bare(comment: &str) -> bool {
 
 /// `test interpret` alone: the interpreter executes every line, and the written expectation
 /// decides (print lines pass once the interpreter returns).
-fn run_interpreted(report: &mut FileReport, functions: &[(Function, Details)], lines: &[RunLine]) {
+fn run_interpreted(report: &mut FileReport, functions: &[Function], lines: &[RunLine]) {
     for line in lines {
-        let name = func_key(&functions[line.func].0.name);
+        let name = func_key(&functions[line.func].name);
         match interpret(functions, line.func, &line.invocation().args) {
             Ok(actual) => match line.check(&name, &actual) {
                 Ok(()) => report.passed += 1,
@@ -292,11 +288,14 @@ fn run_target(
     report: &mut FileReport,
     label: &str,
     isa: OwnedTargetIsa,
-    functions: &[(Function, Details)],
+    functions: &[Function],
     lines: &[RunLine],
     oracle: bool,
 ) {
-    let compiled = catch_unwind(AssertUnwindSafe(|| Compiled::new(isa, functions, lines)));
+    let entries: Vec<usize> = lines.iter().map(|l| l.func).collect();
+    let compiled = catch_unwind(AssertUnwindSafe(|| {
+        Program::compile(isa, functions, &entries)
+    }));
     let error = match compiled {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(format!("compile error: {e}")),
@@ -316,7 +315,7 @@ fn run_target(
         }
     };
     for line in lines {
-        let name = func_key(&functions[line.func].0.name);
+        let name = func_key(&functions[line.func].name);
         let args = &line.invocation().args;
         let actual = match compiled.call(line.func, args) {
             Ok(v) => v,
@@ -353,177 +352,25 @@ fn run_target(
         }
         report.passed += 1;
     }
-    // SAFETY: no pointer into the module's code outlives `compiled`.
-    unsafe { compiled.module.free_memory() };
 }
 
 fn bitwise_eq(a: &[DataValue], b: &[DataValue]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bitwise_eq(y))
 }
 
-/// The file's functions compiled into one JIT module, plus one trampoline per signature of a
-/// function that has run lines.
-struct Compiled {
-    module: JITModule,
-    /// Per function of the file, in file order.
-    ids: Vec<FuncId>,
-    trampolines: Vec<(Signature, FuncId)>,
-    signatures: Vec<Signature>,
-}
-
-/// The name a run line uses for a function (`%name` without the `%`).
-pub fn func_key(name: &UserFuncName) -> String {
-    let s = name.to_string();
-    s.strip_prefix('%').map(str::to_owned).unwrap_or(s)
-}
-
-/// The function a call by `name` from function `caller` reaches: the caller itself when the
-/// name is its own (so a recursive function whose name is shared recurses into itself), else
-/// the first function of the file with that name. The JIT and the interpreter resolve alike.
-fn resolve_callee(functions: &[(Function, Details)], caller: usize, name: &str) -> Option<usize> {
-    if func_key(&functions[caller].0.name) == name {
-        return Some(caller);
-    }
-    functions
-        .iter()
-        .position(|(f, _)| func_key(&f.name) == name)
-}
-
-impl Compiled {
-    fn new(
-        isa: OwnedTargetIsa,
-        functions: &[(Function, Details)],
-        lines: &[RunLine],
-    ) -> Result<Compiled, String> {
-        let mut builder =
-            JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
-        builder.symbol_lookup_fn(Box::new(libm_symbol));
-        let mut module = JITModule::new(builder);
-
-        // Symbols are numbered, not named after the functions: names may repeat in a file.
-        let mut ids = Vec::with_capacity(functions.len());
-        for (index, (func, _)) in functions.iter().enumerate() {
-            let key = func_key(&func.name);
-            let id = module
-                .declare_function(
-                    &format!("__ragreedy_{index}_{key}"),
-                    Linkage::Local,
-                    &func.signature,
-                )
-                .map_err(|e| format!("declaring %{key}: {e}"))?;
-            ids.push(id);
-        }
-        let signatures: Vec<Signature> =
-            functions.iter().map(|(f, _)| f.signature.clone()).collect();
-
-        let mut trampolines: Vec<(Signature, FuncId)> = Vec::new();
-        for line in lines {
-            let sig = &signatures[line.func];
-            if trampolines.iter().any(|(s, _)| s == sig) {
-                continue;
-            }
-            let tname = format!("__ragreedy_trampoline_{}", trampolines.len());
-            let tfunc = trampoline::make_trampoline(UserFuncName::testcase(&tname), sig, &*isa);
-            let id = module
-                .declare_function(&tname, Linkage::Local, &tfunc.signature)
-                .map_err(|e| format!("declaring a trampoline: {e}"))?;
-            let mut ctx = cranelift_codegen::Context::for_function(tfunc);
-            ctx.func.name = UserFuncName::User(UserExternalName::new(0, id.as_u32()));
-            module
-                .define_function(id, &mut ctx)
-                .map_err(|e| format!("compiling the trampoline for {sig}: {}", module_error(&e)))?;
-            trampolines.push((sig.clone(), id));
-        }
-
-        for (index, (func, _)) in functions.iter().enumerate() {
-            let key = func_key(&func.name);
-            let func = link_names(functions, index, &ids)?;
-            let mut ctx = cranelift_codegen::Context::for_function(func);
-            module
-                .define_function(ids[index], &mut ctx)
-                .map_err(|e| format!("compiling %{key}: {}", module_error(&e)))?;
-        }
-        module
-            .finalize_definitions()
-            .map_err(|e| format!("finalizing: {e}"))?;
-        Ok(Compiled {
-            module,
-            ids,
-            trampolines,
-            signatures,
-        })
-    }
-
-    /// Call function `index` of the file with `args`.
-    fn call(&self, index: usize, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
-        let sig = &self.signatures[index];
-        let tramp = self
-            .trampolines
-            .iter()
-            .find(|(s, _)| s == sig)
-            .map(|(_, t)| *t)
-            .ok_or("no trampoline")?;
-        let callee = self.module.get_finalized_function(self.ids[index]);
-        let tramp = self.module.get_finalized_function(tramp);
-        // SAFETY: both are finalized functions of this module; the trampoline was built for
-        // `sig`, the callee's signature; `call` checks the argument types against it.
-        unsafe { trampoline::call(tramp, callee, sig, args) }
-    }
-}
-
-/// cranelift-module resolves calls by `UserExternalName { namespace: 0, index: FuncId }`: rename
-/// the function and its `%name` references to that scheme. Calls are made non-colocated because
-/// JIT code and its callees need not be within ±2 GiB of each other.
-fn link_names(
-    functions: &[(Function, Details)],
-    index: usize,
-    ids: &[FuncId],
-) -> Result<Function, String> {
-    let mut func = functions[index].0.clone();
-    func.name = UserFuncName::User(UserExternalName::new(0, ids[index].as_u32()));
-    let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
-    for r in refs {
-        let target = match &func.dfg.ext_funcs[r].name {
-            ExternalName::TestCase(tc) => {
-                let callee = String::from_utf8_lossy(tc.raw()).into_owned();
-                let c = resolve_callee(functions, index, &callee)
-                    .ok_or_else(|| format!("calls %{callee}, which the file does not define"))?;
-                Some(ids[c])
-            }
-            _ => None,
-        };
-        if let Some(cid) = target {
-            let user = func
-                .params
-                .ensure_user_func_name(UserExternalName::new(0, cid.as_u32()));
-            let ext = &mut func.dfg.ext_funcs[r];
-            ext.name = ExternalName::User(user);
-            ext.colocated = false;
-        }
-    }
-    Ok(func)
-}
-
-fn module_error(e: &cranelift_module::ModuleError) -> String {
-    match e {
-        cranelift_module::ModuleError::Compilation(ce) => format!("{ce:?}"),
-        other => other.to_string(),
-    }
-}
-
 /// The interpreter's result for function `index` of the file called with `args`, `Err` where
 /// it cannot tell (trap, unsupported instruction, fuel exhausted).
 pub fn interpret(
-    functions: &[(Function, Details)],
+    functions: &[Function],
     index: usize,
     args: &[DataValue],
 ) -> Result<Vec<DataValue>, String> {
     // The store maps each name to one function: the one under test takes its own name first,
     // then every other name goes to its first function, as `resolve_callee` links the JIT.
     let mut store = FunctionStore::default();
-    let under_test = &functions[index].0;
+    let under_test = &functions[index];
     store.add(under_test.name.to_string(), under_test);
-    for (f, _) in functions {
+    for f in functions {
         let name = f.name.to_string();
         if store.index_of(&name).is_none() {
             store.add(name, f);
@@ -531,7 +378,7 @@ pub fn interpret(
     }
     let state = InterpreterState::default()
         .with_function_store(store)
-        .with_libcall_handler(interpreter_libcall);
+        .with_libcall_handler(libm::interpreter_libcall);
     let mut interp = Interpreter::new(state).with_fuel(Some(INTERPRETER_FUEL));
     let name = under_test.name.to_string();
     // The interpreter has `unimplemented!` paths; they must not take the run down.
@@ -542,106 +389,6 @@ pub fn interpret(
         Ok(Err(e)) => Err(format!("interpreter: {e}")),
         Err(p) => Err(format!("interpreter panicked: {}", panic_message(&*p))),
     }
-}
-
-/// The float libcalls a CLIF function may name explicitly, computed as `libm_symbol`'s
-/// functions compute them for the JIT; any other libcall traps.
-fn interpreter_libcall(
-    libcall: LibCall,
-    args: LibCallValues,
-) -> Result<LibCallValues, CraneliftTrap> {
-    use DataValue::{F32, F64};
-    let f32v = |x: f32| F32(Ieee32::with_float(x));
-    let f64v = |x: f64| F64(Ieee64::with_float(x));
-    let v = match (libcall, &args[..]) {
-        (LibCall::CeilF32, [F32(a)]) => f32v(ceil_f32(a.as_f32())),
-        (LibCall::CeilF64, [F64(a)]) => f64v(ceil_f64(a.as_f64())),
-        (LibCall::FloorF32, [F32(a)]) => f32v(floor_f32(a.as_f32())),
-        (LibCall::FloorF64, [F64(a)]) => f64v(floor_f64(a.as_f64())),
-        (LibCall::TruncF32, [F32(a)]) => f32v(trunc_f32(a.as_f32())),
-        (LibCall::TruncF64, [F64(a)]) => f64v(trunc_f64(a.as_f64())),
-        (LibCall::NearestF32, [F32(a)]) => f32v(nearest_f32(a.as_f32())),
-        (LibCall::NearestF64, [F64(a)]) => f64v(nearest_f64(a.as_f64())),
-        (LibCall::FmaF32, [F32(a), F32(b), F32(c)]) => {
-            f32v(fma_f32(a.as_f32(), b.as_f32(), c.as_f32()))
-        }
-        (LibCall::FmaF64, [F64(a), F64(b), F64(c)]) => {
-            f64v(fma_f64(a.as_f64(), b.as_f64(), c.as_f64()))
-        }
-        _ => return Err(CraneliftTrap::UnreachableCodeReached),
-    };
-    Ok(std::iter::once(v).collect())
-}
-
-/// A panic payload as text, cut to a readable length (checker errors can be huge).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let s = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    };
-    const MAX: usize = 400;
-    if s.len() > MAX {
-        let mut end = MAX;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}… ({} bytes)", &s[..end], s.len())
-    } else {
-        s
-    }
-}
-
-extern "C" fn ceil_f64(x: f64) -> f64 {
-    x.ceil()
-}
-extern "C" fn ceil_f32(x: f32) -> f32 {
-    x.ceil()
-}
-extern "C" fn floor_f64(x: f64) -> f64 {
-    x.floor()
-}
-extern "C" fn floor_f32(x: f32) -> f32 {
-    x.floor()
-}
-extern "C" fn trunc_f64(x: f64) -> f64 {
-    x.trunc()
-}
-extern "C" fn trunc_f32(x: f32) -> f32 {
-    x.trunc()
-}
-extern "C" fn nearest_f64(x: f64) -> f64 {
-    x.round_ties_even()
-}
-extern "C" fn nearest_f32(x: f32) -> f32 {
-    x.round_ties_even()
-}
-extern "C" fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
-    a.mul_add(b, c)
-}
-extern "C" fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-    a.mul_add(b, c)
-}
-
-/// The float libcalls Cranelift emits on x86_64 without SSE4.1/FMA; the dynamic loader does not
-/// find them in the process.
-fn libm_symbol(name: &str) -> Option<*const u8> {
-    let p: *const u8 = match name {
-        "ceil" => ceil_f64 as *const u8,
-        "ceilf" => ceil_f32 as *const u8,
-        "floor" => floor_f64 as *const u8,
-        "floorf" => floor_f32 as *const u8,
-        "trunc" => trunc_f64 as *const u8,
-        "truncf" => trunc_f32 as *const u8,
-        "nearbyint" => nearest_f64 as *const u8,
-        "nearbyintf" => nearest_f32 as *const u8,
-        "fma" => fma_f64 as *const u8,
-        "fmaf" => fma_f32 as *const u8,
-        _ => return None,
-    };
-    Some(p)
 }
 
 /// Header facts, re-exported for the CLI's messages.

@@ -1,6 +1,6 @@
 //! Every bench program's `; run:` expectations hold through the Cranelift JIT, with the
-//! regalloc checker on, under each allocator. The greedy test fails until the core allocator
-//! is complete; ion and fastalloc validate the programs and the harness themselves.
+//! regalloc checker on, under each allocator: greedy is the allocator under test; ion and
+//! fastalloc validate the programs and the harness themselves.
 
 mod common;
 

@@ -10,6 +10,8 @@
 //! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
 //! - [`validate`]: regalloc2's input rules, checked without ever panicking.
 
+#![forbid(unsafe_code)]
+
 pub mod builder;
 pub mod check;
 pub mod corpus;

@@ -11,7 +11,7 @@
 //! ratios; a panic is caught, counted as a checker failure, and the allocator's context is
 //! replaced (a panic may leave it half-updated).
 
-use ragreedy_jit::Allocator;
+use ragreedy_jit::{Allocator, panic_message};
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{check, cost};
 use regalloc2::{Algorithm, MachineEnv, Output, RegallocOptions};
@@ -224,7 +224,7 @@ impl Runner {
             let (status, cost) = match r {
                 Err(p) => {
                     self.reset(a);
-                    let msg = format!("panic: {}", short(&panic_text(&*p)));
+                    let msg = format!("panic: {}", short(&panic_message(&*p)));
                     // ion panics on some over-constrained inputs (regalloc2#222) where it
                     // would owe an `Err`; `ragreedy stress` counts those as ion errors too.
                     if a == Allocator::Ion {
@@ -323,15 +323,8 @@ fn median(v: &mut [Duration]) -> Duration {
     }
 }
 
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "non-string panic payload".into())
-}
-
 /// First line of a message, at most 200 bytes (checker errors list whole functions).
-fn short(s: &str) -> String {
+pub fn short(s: &str) -> String {
     let line = s.lines().next().unwrap_or("");
     let mut end = line.len().min(200);
     while !line.is_char_boundary(end) {

@@ -53,6 +53,10 @@ pub struct CompareArgs {
     /// Measure code speed of the bench programs instead of allocation.
     #[arg(long)]
     pub run: bool,
+    /// With `--run`: these CLIF files instead of the embedded bench programs (each timed on
+    /// its last `; run:` line unless bench-programs/README.md gives its timing argument).
+    #[arg(long, num_args = 1.., requires = "run")]
+    pub programs: Vec<PathBuf>,
     /// Timed repetitions per function and allocator (median taken; docs/metrics.md wants >= 5).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
@@ -664,6 +668,14 @@ pub fn speed_summary_lines(
         .collect()
 }
 
+/// A program's name in the code-speed table: its file stem, as for the bench programs.
+fn program_name(path: &std::path::Path) -> String {
+    path.file_stem()
+        .unwrap_or(path.as_os_str())
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Entry point. Exit code 1 when greedy failed the checker (or, with `--run`, any program
 /// failed).
 pub fn main(args: CompareArgs) -> i32 {
@@ -671,9 +683,26 @@ pub fn main(args: CompareArgs) -> i32 {
     std::panic::set_hook(Box::new(|_| {}));
     let allocators = with_ion(&args.allocators);
     if args.run {
-        let programs = corpora::BENCH_PROGRAMS;
+        let mut files = Vec::new();
+        for path in &args.programs {
+            match std::fs::read_to_string(path) {
+                Ok(text) => files.push((program_name(path), text)),
+                Err(e) => {
+                    eprintln!("{}: {e}", path.display());
+                    return 2;
+                }
+            }
+        }
+        let programs: Vec<(&str, &str)> = if files.is_empty() {
+            corpora::BENCH_PROGRAMS.to_vec()
+        } else {
+            files
+                .iter()
+                .map(|(n, t)| (n.as_str(), t.as_str()))
+                .collect()
+        };
         let pb = progress_bar(programs.len() as u64, "code speed");
-        let progs = codespeed::measure_all(programs, &allocators, args.reps.max(5), |n| {
+        let progs = codespeed::measure_all(&programs, &allocators, args.reps.max(5), |n| {
             pb.set_message(n.to_owned());
             pb.inc(1)
         });

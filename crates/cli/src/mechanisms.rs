@@ -1,0 +1,107 @@
+//! The mechanisms of regalloc-greedy that the command line can turn off, in one table:
+//! `ragreedy stress --disable NAME` looks names up here, and `ragreedy ablate` turns each
+//! row off in turn and reads the row's counter.
+
+use regalloc_greedy::{Options, Stats};
+
+/// One mechanism: how the command line names it, how to turn it off, and the statistics
+/// counter that shows it at work.
+pub struct Mechanism {
+    /// The name `stress --disable` takes.
+    pub name: &'static str,
+    /// The `Options` field that turns it off (ablate labels its configurations `-FIELD`).
+    pub option: &'static str,
+    /// Sets that field to off.
+    pub disable: fn(&mut Options),
+    /// What the counter shows, as ablate's table labels it.
+    pub counter: &'static str,
+    /// Reads the counter from summed statistics.
+    pub count: fn(&Stats) -> usize,
+}
+
+impl Mechanism {
+    /// `base` with this mechanism turned off.
+    pub fn off(&self, base: &Options) -> Options {
+        let mut options = base.clone();
+        (self.disable)(&mut options);
+        options
+    }
+}
+
+/// Every mechanism, in the order ablate prints them.
+pub static MECHANISMS: [Mechanism; 9] = [
+    Mechanism {
+        name: "recoloring",
+        option: "last_chance_recoloring",
+        disable: |o| o.last_chance_recoloring = false,
+        counter: "last_chance_recolorings",
+        count: |s| s.last_chance_recolorings,
+    },
+    Mechanism {
+        name: "csr",
+        option: "csr_first_use_cost",
+        disable: |o| o.csr_first_use_cost = false,
+        counter: "csr_first_uses + csr_declined",
+        count: |s| s.csr_first_uses + s.csr_declined,
+    },
+    Mechanism {
+        name: "hints",
+        option: "hint_recoloring",
+        disable: |o| o.hint_recoloring = false,
+        counter: "hint_recolorings",
+        count: |s| s.hint_recolorings,
+    },
+    Mechanism {
+        name: "slot-sharing",
+        option: "slot_sharing",
+        disable: |o| o.slot_sharing = false,
+        counter: "spill_slots",
+        count: |s| s.spill_slots,
+    },
+    Mechanism {
+        name: "partner-slots",
+        option: "partner_slots",
+        disable: |o| o.partner_slots = false,
+        counter: "partner_slot_values",
+        count: |s| s.partner_slot_values,
+    },
+    Mechanism {
+        name: "redundant-moves",
+        option: "redundant_moves",
+        disable: |o| o.redundant_moves = false,
+        counter: "redundant_moves_removed",
+        count: |s| s.redundant_moves_removed,
+    },
+    Mechanism {
+        name: "cross-block",
+        option: "cross_block_redundant_moves",
+        disable: |o| o.cross_block_redundant_moves = false,
+        counter: "cross_block_redundant_moves_removed",
+        count: |s| s.cross_block_redundant_moves_removed,
+    },
+    Mechanism {
+        name: "deferred-spilling",
+        option: "deferred_spilling",
+        disable: |o| o.deferred_spilling = false,
+        counter: "deferred_spills",
+        count: |s| s.deferred_spills,
+    },
+    Mechanism {
+        name: "splitting",
+        option: "splitting",
+        disable: |o| o.splitting = false,
+        counter: "splits (all kinds)",
+        count: |s| s.local_splits + s.region_splits + s.block_splits + s.instruction_splits,
+    },
+];
+
+/// The mechanism `stress --disable` calls `name`.
+pub fn find(name: &str) -> Option<&'static Mechanism> {
+    MECHANISMS.iter().find(|m| m.name == name)
+}
+
+/// The names `stress --disable` accepts, comma-separated (for messages).
+pub fn names() -> String {
+    let names: Vec<&str> = MECHANISMS.iter().map(|m| m.name).collect();
+    names.join(", ")
+}
