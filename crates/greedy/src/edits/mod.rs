@@ -137,7 +137,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     None => return Err(RegAllocError::TooManyLiveRegs),
                 }
             };
-            for s in &iv.segments {
+            // Runs, not block segments: a value live through many blocks is one piece
+            // per stretch, so every location lookup below searches fewer.
+            for s in &iv.runs {
                 ctx.raw_pieces
                     .push((iv.vreg.vreg() as u32, (s.start, s.end, alloc)));
             }
