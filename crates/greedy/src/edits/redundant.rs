@@ -128,6 +128,10 @@ pub(crate) struct RedundantMoves {
     entry_state: Vec<Vec<(u32, u32)>>,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
+    /// Per block: whether what it starts from may have changed since it was last looked
+    /// at (a predecessor's end state or its own assumption changed).
+    dirty: Vec<bool>,
+    scratch_state: Vec<(u32, u32)>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
     assumed: Vec<Option<Vec<(u32, u32)>>>,
     /// Per vreg: `epoch` when it may be carried across the boundary at hand.
@@ -158,6 +162,8 @@ impl RedundantMoves {
                 .extend((0..nb).map(Block::new).filter(|&b| !an.cfg.is_reachable(b)));
             self.end_state.resize_with(nb, Vec::new);
             self.entry_state.resize_with(nb, Vec::new);
+            self.dirty.clear();
+            self.dirty.resize(nb, true);
             self.assumed.clear();
             self.assumed.resize(nb, None);
             self.carry.resize(f.num_vregs(), 0);
@@ -170,8 +176,11 @@ impl RedundantMoves {
                 passes += 1;
                 if passes > MAX_PASSES {
                     log::debug!("redundant moves: loop headers unsettled, they start empty");
-                    for a in self.assumed.iter_mut().flatten() {
-                        a.clear();
+                    for (b, a) in self.assumed.iter_mut().enumerate() {
+                        if let Some(a) = a.as_mut().filter(|a| !a.is_empty()) {
+                            a.clear();
+                            self.dirty[b] = true;
+                        }
                     }
                     break self.pass(f, an, &edits, out, true, false);
                 }
@@ -211,6 +220,10 @@ impl RedundantMoves {
             let b = self.order[k];
             self.holds.clear();
             if cross_block {
+                if !first && !self.dirty[b.index()] {
+                    continue;
+                }
+                self.dirty[b.index()] = false;
                 self.entry_facts(f, an, b);
                 if !first && self.meet == self.entry_state[b.index()] {
                     continue;
@@ -240,10 +253,16 @@ impl RedundantMoves {
             }
             self.block_removed[b.index()] = removed;
             if cross_block {
-                let state = &mut self.end_state[b.index()];
+                let state = &mut self.scratch_state;
                 state.clear();
                 state.extend(self.holds.iter().map(|(l, fact)| (l, fact.vreg)));
                 state.sort_unstable();
+                if *state != self.end_state[b.index()] {
+                    std::mem::swap(state, &mut self.end_state[b.index()]);
+                    for s in f.block_succs(b) {
+                        self.dirty[s.index()] = true;
+                    }
+                }
             }
         }
         self.block_removed
@@ -326,7 +345,10 @@ impl RedundantMoves {
                 self.meet_preds(f, an, Block::new(b), false);
                 let before = assumed.len();
                 intersect(&mut assumed, &self.meet, &mut self.meet_tmp);
-                shrank |= assumed.len() < before;
+                if assumed.len() < before {
+                    shrank = true;
+                    self.dirty[b] = true;
+                }
             }
             self.assumed[b] = Some(assumed);
         }
