@@ -19,7 +19,7 @@ use super::interval::IntervalId;
 use crate::analysis::intervals::{Point, before};
 use cranelift_entity::SecondaryMap;
 use log::debug;
-use regalloc2::{Block, Function, OperandConstraint, PReg, VReg};
+use regalloc2::{Block, Function, PReg, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
@@ -162,58 +162,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.edges.clear();
         g.fixed.clear();
         self.index_pieces(&mut g.pieces);
-        let f = self.func;
-        for b in 0..f.num_blocks() {
-            let block = Block::new(b);
-            let insns = f.block_insns(block);
-            let freq = self.an.freq.of(block);
-            for inst in insns.iter() {
-                let ops = f.inst_operands(inst);
-                for op in ops {
-                    if op.as_fixed_nonallocatable().is_some() {
-                        continue;
-                    }
-                    // A fixed def's value appears in its register after the instruction.
-                    let at = if op.kind() == regalloc2::OperandKind::Def {
-                        before(inst) + 2
-                    } else {
-                        before(inst)
-                    };
-                    match op.constraint() {
-                        OperandConstraint::Reuse(j) => {
-                            if let (Some(d), Some(u)) = (
-                                self.piece_at(&g.pieces, op.vreg(), before(inst) + 1),
-                                self.piece_at(&g.pieces, ops[j].vreg(), before(inst)),
-                            ) && d != u
-                            {
-                                g.edges.push((d, u, freq));
-                            }
-                        }
-                        OperandConstraint::FixedReg(p) => {
-                            if let Some(x) = self.piece_at(&g.pieces, op.vreg(), at) {
-                                g.fixed.push((x, p, freq));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+        // The copies and fixed operands `build_partners` recorded, in program order.
+        let partners = &self.ctx.partners;
+        for c in &partners.copies {
+            if let (Some(x), Some(y)) = (
+                self.piece_at(&g.pieces, c.a, c.at_a),
+                self.piece_at(&g.pieces, c.b, c.at_b),
+            ) && x != y
+            {
+                g.edges.push((x, y, c.freq));
             }
-            let last = insns.last();
-            if !f.is_branch(last) {
-                continue;
-            }
-            let end = before(last) + 1;
-            for (i, &succ) in f.block_succs(block).iter().enumerate() {
-                let start = before(f.block_insns(succ).first());
-                let params = f.block_params(succ);
-                for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
-                    if let (Some(a), Some(p)) = (
-                        self.piece_at(&g.pieces, arg, end),
-                        self.piece_at(&g.pieces, param, start),
-                    ) {
-                        g.edges.push((a, p, freq));
-                    }
-                }
+        }
+        for &(v, at, reg, freq) in &partners.fixed {
+            if let Some(x) = self.piece_at(&g.pieces, v, at) {
+                g.fixed.push((x, reg, freq));
             }
         }
         self.piece_transitions(g);

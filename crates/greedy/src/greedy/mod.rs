@@ -27,7 +27,9 @@ use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
 use log::debug;
 use matrix::InterferenceMatrix;
 use queue::IntervalQueue;
-use regalloc2::{Function, MachineEnv, OperandConstraint, PReg, RegAllocError, RegClass, VReg};
+use regalloc2::{
+    Function, MachineEnv, OperandConstraint, OperandKind, PReg, RegAllocError, RegClass, VReg,
+};
 
 /// `GreedyCtx::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -47,6 +49,22 @@ pub(crate) struct Partners {
     site_range: Vec<(u32, u32)>,
     sites: Vec<(u32, f32)>,
     raw_sites: Vec<(u32, u32, f32)>,
+    /// Every copy in program order (block by block: reuse pairs, then the block's branch
+    /// arguments), each end with the point where it is read or written.
+    pub copies: Vec<CopySite>,
+    /// Every fixed-register operand in program order: the value, the point where it is
+    /// in that register, the register and the block frequency.
+    pub fixed: Vec<(VReg, u32, PReg, f32)>,
+}
+
+/// One copy between two values: `a` at point `at_a`, `b` at `at_b`.
+#[derive(Clone, Copy)]
+pub(crate) struct CopySite {
+    pub a: VReg,
+    pub at_a: u32,
+    pub b: VReg,
+    pub at_b: u32,
+    pub freq: f32,
 }
 
 impl Partners {
@@ -226,6 +244,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let p = &mut self.ctx.partners;
         p.raw.clear();
         p.raw_sites.clear();
+        p.copies.clear();
+        p.fixed.clear();
         for b in 0..f.num_blocks() {
             let block = regalloc2::Block::new(b);
             let insns = f.block_insns(block);
@@ -233,14 +253,32 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             for inst in insns.iter() {
                 let ops = f.inst_operands(inst);
                 for op in ops {
-                    if let OperandConstraint::Reuse(j) = op.constraint() {
-                        let input = ops[j].vreg();
-                        p.raw.push((op.vreg().vreg() as u32, input, freq));
-                        p.raw.push((input.vreg() as u32, op.vreg(), freq));
-                        // The input is read at the early point, the def written late.
-                        let early = 2 * inst.index() as u32;
-                        p.raw_sites.push((op.vreg().vreg() as u32, early + 1, freq));
-                        p.raw_sites.push((input.vreg() as u32, early, freq));
+                    match op.constraint() {
+                        OperandConstraint::Reuse(j) => {
+                            let input = ops[j].vreg();
+                            p.raw.push((op.vreg().vreg() as u32, input, freq));
+                            p.raw.push((input.vreg() as u32, op.vreg(), freq));
+                            // The input is read at the early point, the def written late.
+                            let early = 2 * inst.index() as u32;
+                            p.raw_sites.push((op.vreg().vreg() as u32, early + 1, freq));
+                            p.raw_sites.push((input.vreg() as u32, early, freq));
+                            p.copies.push(CopySite {
+                                a: op.vreg(),
+                                at_a: early + 1,
+                                b: input,
+                                at_b: early,
+                                freq,
+                            });
+                        }
+                        OperandConstraint::FixedReg(reg)
+                            if op.as_fixed_nonallocatable().is_none() =>
+                        {
+                            // A fixed def's value is in its register after the instruction.
+                            let at = 2 * inst.index() as u32
+                                + if op.kind() == OperandKind::Def { 2 } else { 0 };
+                            p.fixed.push((op.vreg(), at, reg, freq));
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -257,6 +295,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                         p.raw.push((param.vreg() as u32, arg, freq));
                         p.raw_sites.push((arg.vreg() as u32, arg_point, freq));
                         p.raw_sites.push((param.vreg() as u32, param_point, freq));
+                        p.copies.push(CopySite {
+                            a: arg,
+                            at_a: arg_point,
+                            b: param,
+                            at_b: param_point,
+                            freq,
+                        });
                     }
                 }
             }
