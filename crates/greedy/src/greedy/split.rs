@@ -818,8 +818,19 @@ fn descend(
             dirty[k] = false;
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
+            // Only a stack-to-register link costs: flipping `k` to the stack adds its
+            // outgoing links into register neighbours and frees its incoming links from
+            // stack ones; flipping it to a register does the reverse.
             for &(j, w, out) in adj.of(k) {
-                delta += link_cost(out, flipped, label[j], w) - link_cost(out, now, label[j], w);
+                let theirs = label[j];
+                let term = match (out, now) {
+                    (true, true) if theirs => w,
+                    (true, false) if theirs => -w,
+                    (false, true) if !theirs => -w,
+                    (false, false) if !theirs => w,
+                    _ => 0.0,
+                };
+                delta += term;
             }
             if delta < 0.0 {
                 label[k] = flipped;
