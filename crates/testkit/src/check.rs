@@ -1,6 +1,6 @@
 //! Correctness check of one allocation: [`check_output`] runs regalloc2's `Checker` (the
 //! dataflow oracle) and, before it, every structural rule of the `Output` contract that the
-//! checker cannot see (reference note §1.7 and §2): the allocs layout, allocations present,
+//! checker cannot see (the `Output` contract as regalloc2 documents it): the allocs layout, allocations present,
 //! fixed constraints exact, only allocatable registers written, edits sorted and never after
 //! a terminator, no stack-to-stack moves, spill-slot geometry, and `debug_locations` order.
 //!

@@ -1,5 +1,5 @@
-//! An input validator: does a `Function` obey regalloc2's input rules (reference note
-//! §1.4)? Used by the `malformed` fuzz check to decide whether a mutated function must be
+//! An input validator: does a `Function` obey regalloc2's input rules (the `Function`
+//! trait's documented contract: SSA, CFG shape, operand shapes)? Used by the `malformed` fuzz check to decide whether a mutated function must be
 //! rejected with a `RegAllocError` or must be allocated correctly.
 //!
 //! It must never panic, whatever the function claims (ids out of range, overlapping or
