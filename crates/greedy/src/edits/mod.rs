@@ -134,7 +134,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             } else {
                 match iv.assigned {
                     Some(p) => Allocation::reg(p),
-                    None => return Err(RegAllocError::TooManyLiveRegs),
+                    None => {
+                        return Err(broken(format_args!(
+                            "a piece of {} is neither assigned nor spilled",
+                            iv.vreg
+                        )));
+                    }
                 }
             };
             // Runs, not block segments: a value live through many blocks is one piece
@@ -247,7 +252,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         if is_def {
             self.copy_def_home(inst, v, reg);
         } else {
-            let home = self.loc(v, first).ok_or(MISSING)?;
+            let home = self
+                .loc(v, first)
+                .ok_or_else(|| broken(format_args!("{v} has no home at point {first}")))?;
             self.push_move(
                 ProgPoint::before(inst),
                 MovePrio::OperandCopy,
@@ -291,11 +298,15 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                                 is_def,
                                 Allocation::reg(r),
                             )?,
-                            None => self.loc(v, first).ok_or(MISSING)?,
+                            None => self.loc(v, first).ok_or_else(|| {
+                                broken(format_args!("{v} has no location at point {first}"))
+                            })?,
                         }
                     }
                     OperandConstraint::Any | OperandConstraint::Stack => {
-                        self.loc(v, first).ok_or(MISSING)?
+                        self.loc(v, first).ok_or_else(|| {
+                            broken(format_args!("{v} has no location at point {first}"))
+                        })?
                     }
                 };
                 out.allocs[base + k] = alloc;
@@ -313,15 +324,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         self.copy_def_home(inst, v, r);
                         r
                     }
-                    None => self.loc(v, first).ok_or(MISSING)?,
+                    None => self.loc(v, first).ok_or_else(|| {
+                        broken(format_args!(
+                            "reuse def {v} has no location at point {first}"
+                        ))
+                    })?,
                 };
                 if !r.is_reg() {
-                    return Err(MISSING);
+                    return Err(broken(format_args!(
+                        "reuse def {v} at {inst:?} is not in a register"
+                    )));
                 }
                 out.allocs[base + k] = r;
                 out.allocs[base + j] = r;
                 let input = ops[j].vreg();
-                let src = self.loc(input, before(inst)).ok_or(MISSING)?;
+                let src = self.loc(input, before(inst)).ok_or_else(|| {
+                    broken(format_args!(
+                        "reused input {input} has no location at {inst:?}"
+                    ))
+                })?;
                 self.push_move(
                     ProgPoint::before(inst),
                     MovePrio::ReuseCopy,
@@ -400,7 +421,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(succ).first());
             for &v in &self.an.live.livein[s] {
-                tos.push(self.loc_forward(v, start).ok_or(MISSING)?);
+                tos.push(self.loc_forward(v, start).ok_or_else(|| {
+                    broken(format_args!(
+                        "live-in {v} has no location at the start of {succ:?}"
+                    ))
+                })?);
             }
         }
         self.reset_cursors();
@@ -421,7 +446,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 };
                 let at = tos_at[s] as usize;
                 for (k, &v) in self.an.live.livein[s].iter().enumerate() {
-                    let from = self.loc_at_end_forward(out, pred, v).ok_or(MISSING)?;
+                    let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
+                        broken(format_args!(
+                            "live-in {v} has no location at the end of {pred:?}"
+                        ))
+                    })?;
                     let to = tos[at + k];
                     if !self.slot_holds(v, to) {
                         self.push_move(point, prio, v.class(), from, to);
@@ -437,7 +466,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         continue;
                     };
                     // Never skipped: this move is the parameter's definition.
-                    let from = self.loc_at_end_forward(out, pred, arg).ok_or(MISSING)?;
+                    let from = self.loc_at_end_forward(out, pred, arg).ok_or_else(|| {
+                        broken(format_args!(
+                            "branch argument {arg} has no location at the end of {pred:?}"
+                        ))
+                    })?;
                     self.push_move(point, prio, param.class(), from, to);
                 }
             }
@@ -685,9 +718,17 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     }
 }
 
-/// An internal invariant broke (a value with no location where it is needed); reported
-/// as an allocation failure rather than a panic.
-const MISSING: RegAllocError = RegAllocError::TooManyLiveRegs;
+/// An internal invariant broke (a value with no location where it is needed). In debug
+/// builds (tests, fuzzing) that panics with what broke, so it is never mistaken for an
+/// over-constrained input; in release the allocation fails with the error a caller
+/// already handles.
+#[cold]
+fn broken(what: std::fmt::Arguments<'_>) -> RegAllocError {
+    if cfg!(debug_assertions) {
+        panic!("edit builder: internal inconsistency: {what}");
+    }
+    RegAllocError::TooManyLiveRegs
+}
 
 fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
     a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
