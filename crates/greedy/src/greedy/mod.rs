@@ -112,7 +112,7 @@ pub(crate) struct GreedyCtx {
     /// scan an interval's uses for those only when this is set, the uses of long
     /// intervals being the bulk of a probe otherwise.
     pub vreg_fixed_uses: Vec<bool>,
-    pub(crate) scratch_slot_ranges: Vec<(u32, u32, u32)>,
+    pub(crate) scratch_slot_ranges: Vec<slot_sharing::GroupHull>,
     pub matrix: InterferenceMatrix,
     pub queue: IntervalQueue,
     pub next_cascade: Cascade,

@@ -70,6 +70,15 @@ impl Segs<'_> {
     }
 }
 
+/// A group of spilled values sharing one slot, by the hull of its lifetimes: groups are
+/// coloured in order of (start, end, root).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct GroupHull {
+    start: u32,
+    end: u32,
+    root: u32,
+}
+
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Lays out every value marked `NEEDS_SLOT` in a slot (see the module comment).
     pub(crate) fn assign_spill_slots(&mut self) {
@@ -222,12 +231,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// Gives each group a slot: one freed by groups that died, a hole in a busy one, or
     /// a new one (only the last without `Options::slot_sharing`).
-    fn colour(&mut self, sc: &mut ColouringScratch, order: &mut Vec<(u32, u32, u32)>) {
+    fn colour(&mut self, sc: &mut ColouringScratch, order: &mut Vec<GroupHull>) {
         order.clear();
         for i in 0..sc.vreg.len() as u32 {
             if find(&mut sc.parent, i) == i {
-                let (s, e) = sc.hull[i as usize];
-                order.push((s, e, i));
+                let (start, end) = sc.hull[i as usize];
+                order.push(GroupHull {
+                    start,
+                    end,
+                    root: i,
+                });
             }
         }
         order.sort_unstable();
@@ -235,7 +248,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // is still a root with that hull end — and (first unit, root) of free slots.
         let mut active: [BinaryHeap<Reverse<(u32, u32)>>; 3] = Default::default();
         let mut free: [BinaryHeap<Reverse<(usize, u32)>>; 3] = Default::default();
-        for &(start, _, g) in order.iter() {
+        for &GroupHull { start, root: g, .. } in order.iter() {
             let class = self.class_of(sc.vreg[g as usize]);
             let c = class as usize;
             while let Some(&Reverse((e, s))) = active[c].peek() {

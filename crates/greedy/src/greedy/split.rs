@@ -32,6 +32,17 @@ const MEMORY_COST: f32 = 2.0;
 /// A split must beat spilling by this factor (LLVM's hysteresis).
 const HYSTERESIS: f32 = 0.98;
 
+/// The best window of a local split so far: the use instructions `first..=last` (indices
+/// into the interval's use instructions), `uses` of them over `len` points, free in `reg`.
+#[derive(Clone, Copy)]
+struct LocalWindow {
+    uses: usize,
+    len: u32,
+    reg: PReg,
+    first: usize,
+    last: usize,
+}
+
 /// One product of a split: its segments, the stage it starts in, and a register that is
 /// known to be free for it (assigned right away).
 struct Product {
@@ -515,10 +526,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let mut blocked_cell = vec![false; n_cells];
-        let mut best: Option<(usize, u32, PReg, usize, usize)> = None;
+        let mut best: Option<LocalWindow> = None;
         let candidates = self.split_candidates(iv, avoid_csr);
         for p in candidates {
-            if best.is_some_and(|(u, len, ..)| u == most && len == least_len) {
+            if best.is_some_and(|w| w.uses == most && w.len == least_len) {
                 break;
             }
             let reservations = &self.an.intervals.fixed[p.index()];
@@ -536,7 +547,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut a = 0;
             while a < insts.len() {
                 // Runs from here on hold fewer uses than the best: they cannot win.
-                if best.is_some_and(|(u, ..)| m - a < u) {
+                if best.is_some_and(|w| m - a < w.uses) {
                     break;
                 }
                 // Extend from `a` while the register stays free.
@@ -553,14 +564,27 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 debug_assert!(w.start < w.end);
                 let uses = b - a + 1;
                 if !covers_all
-                    && best.is_none_or(|(u, len, ..)| uses > u || (uses == u && w.len() < len))
+                    && best.is_none_or(|x| uses > x.uses || (uses == x.uses && w.len() < x.len))
                 {
-                    best = Some((uses, w.len(), p, a, b));
+                    best = Some(LocalWindow {
+                        uses,
+                        len: w.len(),
+                        reg: p,
+                        first: a,
+                        last: b,
+                    });
                 }
                 a = b + 1;
             }
         }
-        let Some((uses, _, p, a, b)) = best else {
+        let Some(LocalWindow {
+            uses,
+            reg: p,
+            first: a,
+            last: b,
+            ..
+        }) = best
+        else {
             return false;
         };
         // A window around a single instruction is what spilling gives anyway.
