@@ -153,23 +153,6 @@ impl Union {
         }
     }
 
-    /// Entries starting before `p`, latest first.
-    fn rev_before(&self, p: u32) -> impl Iterator<Item = Entry> + '_ {
-        let mut pos = self.last_before(p);
-        std::iter::from_fn(move || {
-            let (c, i) = pos?;
-            let e = self.chunks[c][i];
-            pos = if i > 0 {
-                Some((c, i - 1))
-            } else if c > 0 {
-                Some((c - 1, self.chunks[c - 1].len() - 1))
-            } else {
-                None
-            };
-            Some(e)
-        })
-    }
-
     fn insert(&mut self, e: Entry) {
         if self.chunks.is_empty() {
             let mut chunk = self.new_chunk();
@@ -225,7 +208,8 @@ impl InterferenceMatrix {
         let u = &mut self.unions[preg.index()];
         for &s in &iv.runs {
             debug_assert!(
-                u.rev_before(s.end).next().is_none_or(|e| e.end <= s.start),
+                u.seek(&mut { FRESH }, s.start)
+                    .is_none_or(|e| e.start >= s.end),
                 "{id} overlaps on {preg}"
             );
             u.insert(Entry {
@@ -387,7 +371,10 @@ mod tests {
                 .filter(|&&(s, _, _)| s < p)
                 .max_by_key(|&&(s, _, _)| s)
                 .map(|&(s, _, id)| (s, id));
-            let got = u.rev_before(p).next().map(|e| (e.start, e.id.index()));
+            let got = u
+                .last_before(p)
+                .map(|pos| u.at(pos))
+                .map(|e| (e.start, e.id.index()));
             assert_eq!(got, expect, "step {step}, probe {p}");
             let first_after = |p: u32| {
                 model
@@ -409,8 +396,8 @@ mod tests {
                 first_after(p),
                 "seek {p}"
             );
-            // Overlap queries against the walk they replace (every entry starting before
-            // a segment's end, latest first, until one ends at or before its start).
+            // Overlap queries against the plain list: per merged segment, the entries
+            // overlapping it, latest first, each once.
             let segs: Vec<Segment> = {
                 let mut at = next(400) as u32;
                 (0..next(5))
@@ -426,19 +413,31 @@ mod tests {
             };
             let mut want: Vec<IntervalId> = Vec::new();
             for s in merged(&segs) {
-                for e in u.rev_before(s.end) {
-                    if e.end <= s.start {
-                        break;
-                    }
-                    if !want.contains(&e.id) {
-                        want.push(e.id);
+                let mut hits: Vec<(u32, usize)> = model
+                    .iter()
+                    .filter(|&&(a, b, _)| a < s.end && b > s.start)
+                    .map(|&(a, _, id)| (a, id))
+                    .collect();
+                hits.sort_unstable_by(|x, y| y.cmp(x));
+                for (_, id) in hits {
+                    let id = IntervalId::new(id);
+                    if !want.contains(&id) {
+                        want.push(id);
                     }
                 }
             }
             let mut got_ids = Vec::new();
             u.overlapping(&segs, &mut got_ids, usize::MAX);
             assert_eq!(got_ids, want, "overlapping {segs:?}");
-            let walked: Vec<u32> = u.rev_before(p).map(|e| e.start).collect();
+            // Stepping backward from the last entry before `p` visits every earlier one.
+            let mut walked = Vec::new();
+            if let Some(mut pos) = u.last_before(p) {
+                walked.push(u.at(pos).start);
+                while pos != (0, 0) {
+                    pos = u.step_back(pos);
+                    walked.push(u.at(pos).start);
+                }
+            }
             let mut starts: Vec<u32> = model.iter().map(|m| m.0).filter(|&s| s < p).collect();
             starts.sort_unstable_by(|a, b| b.cmp(a));
             assert_eq!(walked, starts);

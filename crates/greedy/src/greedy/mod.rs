@@ -48,7 +48,7 @@ pub(crate) struct Partners {
     /// value can weigh only the copies it holds.
     site_range: Vec<(u32, u32)>,
     sites: Vec<(u32, f32)>,
-    raw_sites: Vec<(u32, u32, f32)>,
+    raw_sites: Vec<(u32, (u32, f32))>,
     /// Every copy in program order (block by block: reuse pairs, then the block's branch
     /// arguments), each end with the point where it is read or written.
     pub copies: Vec<CopySite>,
@@ -260,8 +260,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                             p.raw.push((input.vreg() as u32, op.vreg(), freq));
                             // The input is read at the early point, the def written late.
                             let early = 2 * inst.index() as u32;
-                            p.raw_sites.push((op.vreg().vreg() as u32, early + 1, freq));
-                            p.raw_sites.push((input.vreg() as u32, early, freq));
+                            p.raw_sites
+                                .push((op.vreg().vreg() as u32, (early + 1, freq)));
+                            p.raw_sites.push((input.vreg() as u32, (early, freq)));
                             p.copies.push(CopySite {
                                 a: op.vreg(),
                                 at_a: early + 1,
@@ -293,8 +294,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
                         p.raw.push((arg.vreg() as u32, param, freq));
                         p.raw.push((param.vreg() as u32, arg, freq));
-                        p.raw_sites.push((arg.vreg() as u32, arg_point, freq));
-                        p.raw_sites.push((param.vreg() as u32, param_point, freq));
+                        p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
+                        p.raw_sites.push((param.vreg() as u32, (param_point, freq)));
                         p.copies.push(CopySite {
                             a: arg,
                             at_a: arg_point,
@@ -306,21 +307,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 }
             }
         }
-        p.raw_sites
-            .sort_unstable_by_key(|&(v, point, _)| (v, point));
-        p.site_range.clear();
-        p.site_range.resize(f.num_vregs(), (0, 0));
-        p.sites.clear();
-        let mut i = 0;
-        while i < p.raw_sites.len() {
-            let v = p.raw_sites[i].0;
-            let start = p.sites.len() as u32;
-            while i < p.raw_sites.len() && p.raw_sites[i].0 == v {
-                p.sites.push((p.raw_sites[i].1, p.raw_sites[i].2));
-                i += 1;
-            }
-            p.site_range[v as usize] = (start, p.sites.len() as u32);
-        }
+        crate::analysis::intervals::group(
+            &p.raw_sites,
+            f.num_vregs(),
+            &mut p.site_range,
+            &mut p.sites,
+            |run| run.sort_unstable_by_key(|&(point, _)| point),
+        );
         p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
         p.range.clear();
         p.range.resize(f.num_vregs(), (0, 0));
