@@ -208,11 +208,11 @@ fn page(
          over-constrained fuzz input; ion panics on such inputs count here too). \
          **checker failures**: the output was rejected by regalloc2's checker or testkit's \
          structural rules, or the allocator panicked.\n\
-         - Timing caveat: the `fuzzing` feature the corpora need turns on regalloc2's \
-         `trace-log`, so ion's and fastalloc's `trace!` calls cost a log-level check each \
-         (they are compiled out in Cranelift's own build). Greedy logs far less. The \
-         machine is shared with other work, so single small-function timings are noisy; \
-         the geometric means over many functions are the stable figures.\n",
+         - Timing: the `fuzzing` feature the corpora need turns on regalloc2's `trace-log`; \
+         this binary compiles `trace!` out of release builds (log's `release_max_level_debug`), \
+         so ion and fastalloc run as in Cranelift's own build, without a log-level check per \
+         trace record. The machine is shared with other work, so single small-function \
+         timings are noisy; the geometric means over many functions are the stable figures.\n",
         args.reps
     );
     let titles = [
