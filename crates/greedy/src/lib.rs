@@ -16,6 +16,7 @@ mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod greedy;
+mod lists;
 mod slots;
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! `RegAllocError`s regalloc2 reports), postorder, dominator tree with O(1) dominance
 //! queries, and the instruction → block map. Knows nothing of any allocator.
 
+use crate::lists::Lists;
 use regalloc2::{Block, Function, Inst, RegAllocError};
 
 /// A validated view of the function's CFG.
@@ -21,7 +22,7 @@ pub(crate) struct Cfg {
     pub inst_block: Vec<Block>,
     /// See [`Cfg::succ_index_in_pred`].
     pred_succ_index: Vec<u32>,
-    scratch_children: Vec<Vec<Block>>,
+    scratch_children: Lists<Block>,
     scratch_stack: Vec<(Block, usize)>,
     scratch_succ_edges: Vec<(u32, u32)>,
     scratch_pred_edges: Vec<(u32, u32)>,
@@ -243,8 +244,7 @@ impl Cfg {
         self.idom[entry.index()] = Block::invalid();
 
         let children = &mut self.scratch_children;
-        children.iter_mut().for_each(Vec::clear);
-        children.resize_with(nb, Vec::new);
+        children.reset(nb);
         for &b in self.postorder.iter().rev() {
             let d = self.idom[b.index()];
             if d.is_valid() {

@@ -5,6 +5,7 @@
 //! fixpoint.
 
 use super::cfg::Cfg;
+use crate::lists::Lists;
 use regalloc2::{
     Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg,
 };
@@ -16,7 +17,7 @@ pub(crate) struct Liveness {
     /// Class of each vreg, learned from its first mention.
     pub class: Vec<Option<RegClass>>,
     /// Vregs live on entry to each block (block params excluded).
-    pub livein: Vec<Vec<VReg>>,
+    pub livein: Lists<VReg>,
     def_inst: Vec<Inst>,
     local_stamp: Vec<u32>,
     exposed: Vec<(u32, u32)>,
@@ -190,10 +191,7 @@ impl Liveness {
 
     fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
-        for l in &mut self.livein {
-            l.clear();
-        }
-        self.livein.resize_with(nb, Vec::new);
+        self.livein.reset(nb);
 
         // Upward-exposed uses: a use outside the defining block (SSA makes every use in
         // the defining block follow the def). Branch args are uses at the block end.

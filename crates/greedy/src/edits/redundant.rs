@@ -27,6 +27,7 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
+use crate::lists::Lists;
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, ProgPoint,
 };
@@ -122,10 +123,10 @@ pub(crate) struct RedundantMoves {
     order: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
-    end_state: Vec<Vec<(u32, u32)>>,
+    end_state: Lists<(u32, u32)>,
     /// Per block: the facts it started with when last replayed. A later pass replays it
     /// again only if they changed: its end state and its drops would not.
-    entry_state: Vec<Vec<(u32, u32)>>,
+    entry_state: Lists<(u32, u32)>,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
     /// Per block: whether what it starts from may have changed since it was last looked
@@ -160,8 +161,8 @@ impl RedundantMoves {
             self.order.extend(an.cfg.postorder.iter().rev());
             self.order
                 .extend((0..nb).map(Block::new).filter(|&b| !an.cfg.is_reachable(b)));
-            self.end_state.resize_with(nb, Vec::new);
-            self.entry_state.resize_with(nb, Vec::new);
+            self.end_state.reset(nb);
+            self.entry_state.reset(nb);
             self.dirty.clear();
             self.dirty.resize(nb, true);
             self.assumed.clear();

@@ -19,6 +19,7 @@ mod split;
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
+use crate::lists::Lists;
 use crate::slots::SpillSlots;
 use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
@@ -99,7 +100,7 @@ pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
     /// The pieces of each vreg: `Main` ones (split products included; retired ones
     /// have no segments) and reload pieces.
-    pub vreg_pieces: Vec<Vec<IntervalId>>,
+    pub vreg_pieces: Lists<IntervalId>,
     /// Per vreg, the register of its newest assigned piece among the newest
     /// `MAX_PIECE_HINTS` of `vreg_pieces` (what copy partners hint). Kept current by
     /// `refresh_hint_reg` whenever a piece list or a piece's assignment changes, since
@@ -202,10 +203,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             ctx.spare_uses.push(uses);
         }
         ctx.intervals.clear();
-        for p in &mut ctx.vreg_pieces {
-            p.clear();
-        }
-        ctx.vreg_pieces.resize_with(nv, Vec::new);
+        ctx.vreg_pieces.reset(nv);
         ctx.vreg_hint_reg.clear();
         ctx.vreg_hint_reg.resize(nv, None);
         ctx.vreg_slot.clear();
