@@ -44,7 +44,17 @@ pub(crate) struct CopyGraph {
     others: Vec<IntervalId>,
     scratch: Vec<IntervalId>,
     pieces: PieceIndex,
+    /// Moves made so far in this function's recoloring.
+    moves: u32,
+    /// Per register index: the value of `moves` when its occupants last changed.
+    changed_at: Vec<u32>,
+    /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
+    failed_at: Vec<u32>,
+    broken: Vec<u32>,
 }
+
+/// `CopyGraph::failed_at` of a copy not tried yet.
+const NOT_TRIED: u32 = u32::MAX;
 
 /// Where each piece of a value lies, for values of `2..=MAX_PIECES` pieces: the runs of
 /// its assigned pieces in one sorted list (pieces of a value are disjoint), so finding
@@ -72,16 +82,28 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.ctx.copy_graph = g;
     }
 
+    /// Whether mending a copy between registers `x` and `y` that failed when `failed_at`
+    /// moves had been made might succeed now. Its outcome depends only on what occupies
+    /// `x` and `y` (the group, the occupants in the way, and which copies around them are
+    /// broken are all read from those two registers), so unless one of them changed since,
+    /// the attempt would fail again.
+    fn worth_retrying(g: &CopyGraph, failed_at: u32, x: PReg, y: PReg) -> bool {
+        failed_at == NOT_TRIED
+            || g.changed_at[x.index()] > failed_at
+            || g.changed_at[y.index()] > failed_at
+    }
+
     fn recolor_pass(&mut self, g: &mut CopyGraph) {
-        // Heaviest broken copies first.
-        let mut broken: Vec<(IntervalId, IntervalId, f32)> = g
-            .edges
-            .iter()
-            .copied()
-            .filter(|&(a, b, _)| self.ctx.intervals[a].assigned != self.ctx.intervals[b].assigned)
-            .collect();
-        broken.sort_by(|x, y| y.2.total_cmp(&x.2));
-        for &(a, b, _) in &broken {
+        // Heaviest broken copies first (ties in program order).
+        let mut broken = std::mem::take(&mut g.broken);
+        broken.clear();
+        broken.extend((0..g.edges.len() as u32).filter(|&i| {
+            let (a, b, _) = g.edges[i as usize];
+            self.ctx.intervals[a].assigned != self.ctx.intervals[b].assigned
+        }));
+        broken.sort_by(|&x, &y| g.edges[y as usize].2.total_cmp(&g.edges[x as usize].2));
+        for &i in &broken {
+            let (a, b, _) = g.edges[i as usize];
             let (ra, rb) = (
                 self.ctx.intervals[a].assigned,
                 self.ctx.intervals[b].assigned,
@@ -89,18 +111,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let (Some(ra), Some(rb)) = (ra, rb) else {
                 continue;
             };
-            if ra == rb {
+            if ra == rb || !Self::worth_retrying(g, g.failed_at[i as usize], ra, rb) {
                 continue;
             }
-            if !self.move_group(g, a, rb) {
-                self.move_group(g, b, ra);
+            if !self.move_group(g, a, rb) && !self.move_group(g, b, ra) {
+                g.failed_at[i as usize] = g.moves;
             }
         }
+        g.broken = broken;
         // A fixed operand is a copy too: try moving its group into the fixed register.
+        let edges = g.edges.len();
         for i in 0..g.fixed.len() {
             let (a, p, _) = g.fixed[i];
-            if self.ctx.intervals[a].assigned.is_some_and(|r| r != p) {
-                self.move_group(g, a, p);
+            if let Some(r) = self.ctx.intervals[a].assigned
+                && r != p
+                && Self::worth_retrying(g, g.failed_at[edges + i], r, p)
+                && !self.move_group(g, a, p)
+            {
+                g.failed_at[edges + i] = g.moves;
             }
         }
     }
@@ -209,6 +237,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             g.fixed_range[a] = (start, i as u32);
         }
         g.in_group.clear();
+        g.moves = 0;
+        g.changed_at.clear();
+        g.changed_at.resize(PReg::NUM_INDEX, 0);
+        g.failed_at.clear();
+        g.failed_at.resize(g.edges.len() + g.fixed.len(), NOT_TRIED);
     }
 
     /// Moves between two pieces of one value are copies too: where one piece ends and
@@ -315,7 +348,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !self.exchange_gains(g, from, target) {
                 return false;
             }
-            self.reassign(&g.group, from, target, "to join its copy partners");
+            let group = std::mem::take(&mut g.group);
+            self.vacate(g, &group, from);
+            self.occupy(g, &group, from, target, "to join its copy partners");
+            g.group = group;
+            g.moves += 1;
             self.ctx.callee_saved.touch(target);
             self.stats.hint_recolorings += 1;
             return true;
@@ -341,30 +378,37 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let others = std::mem::take(&mut g.others);
-        self.vacate(&others, target);
-        self.vacate(&g.group, from);
-        self.occupy(&g.group, from, target, "exchanged with the occupants");
-        self.occupy(&others, target, from, "exchanged for copy partners");
+        let group = std::mem::take(&mut g.group);
+        self.vacate(g, &others, target);
+        self.vacate(g, &group, from);
+        self.occupy(g, &group, from, target, "exchanged with the occupants");
+        self.occupy(g, &others, target, from, "exchanged for copy partners");
+        g.group = group;
         g.others = others;
+        g.moves += 1;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
         true
     }
 
-    fn reassign(&mut self, group: &[IntervalId], from: PReg, target: PReg, why: &str) {
-        self.vacate(group, from);
-        self.occupy(group, from, target, why);
-    }
-
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
     /// overwritten by `occupy` right after).
-    fn vacate(&mut self, group: &[IntervalId], reg: PReg) {
+    fn vacate(&mut self, g: &mut CopyGraph, group: &[IntervalId], reg: PReg) {
+        g.changed_at[reg.index()] = g.moves + 1;
         for &m in group {
             self.ctx.matrix.unassign(reg, &self.ctx.intervals[m]);
         }
     }
 
-    fn occupy(&mut self, group: &[IntervalId], from: PReg, target: PReg, why: &str) {
+    fn occupy(
+        &mut self,
+        g: &mut CopyGraph,
+        group: &[IntervalId],
+        from: PReg,
+        target: PReg,
+        why: &str,
+    ) {
+        g.changed_at[target.index()] = g.moves + 1;
         for &m in group {
             self.ctx.intervals[m].assigned = Some(target);
             self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);

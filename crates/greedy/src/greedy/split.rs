@@ -201,7 +201,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
-        let mut dirty: Vec<bool> = Vec::with_capacity(n);
+        let mut dirty: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
         if let Some(cost) =
             compact_region(&mut best_label, &stack_cost, &boundary, &adj, &mut dirty)
             && cost < threshold
@@ -793,11 +793,11 @@ fn compact_region(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
-    dirty: &mut Vec<bool>,
+    dirty: &mut Vec<u64>,
 ) -> Option<f32> {
     let n = stack_cost.len();
     let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _, _)| uses[j])) {
+    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _, _)| uses[j as usize])) {
         return None;
     }
     label.clone_from(&uses);
@@ -824,46 +824,53 @@ fn descend(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
-    dirty: &mut Vec<bool>,
+    dirty: &mut Vec<u64>,
 ) -> f32 {
     let n = label.len();
     let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
     // A segment's flip decision depends on its own label and its neighbours' only, so
     // one that did not flip is looked at again only once one of them has changed: the
-    // same flips in the same order as re-examining every segment in every pass.
+    // same flips in the same order as re-examining every segment in every pass. Dirty
+    // segments are bits (only free ones are ever set), found a word at a time.
     dirty.clear();
-    dirty.resize(n, true);
+    dirty.resize(n.div_ceil(64), 0);
+    for (k, _) in free.iter().enumerate().filter(|(_, f)| **f) {
+        dirty[k / 64] |= 1 << (k % 64);
+    }
     for _ in 0..MAX_REGION_PASSES {
         let mut changed = false;
-        for k in 0..n {
-            if !free[k] || !dirty[k] {
+        let mut k = 0;
+        while k < n {
+            let word = k / 64;
+            let bits = dirty[word] & (!0u64 << (k % 64));
+            if bits == 0 {
+                k = (word + 1) * 64;
                 continue;
             }
-            dirty[k] = false;
+            k = word * 64 + bits.trailing_zeros() as usize;
+            dirty[word] &= !(1 << (k % 64));
             let (now, flipped) = (label[k], !label[k]);
             let mut delta = own(k, flipped) - own(k, now);
             // Only a stack-to-register link costs: flipping `k` to the stack adds its
             // outgoing links into register neighbours and frees its incoming links from
-            // stack ones; flipping it to a register does the reverse.
+            // stack ones; flipping it to a register does the reverse. A table, not a
+            // match: which case applies is data, and branching on it mispredicts.
             for &(j, w, out) in adj.of(k) {
-                let theirs = label[j];
-                let term = match (out, now) {
-                    (true, true) if theirs => w,
-                    (true, false) if theirs => -w,
-                    (false, true) if !theirs => -w,
-                    (false, false) if !theirs => w,
-                    _ => 0.0,
-                };
-                delta += term;
+                let case = (usize::from(out) << 2) | (usize::from(now) << 1);
+                delta += FLIP_SIGN[case | usize::from(label[j as usize])] * w;
             }
             if delta < 0.0 {
                 label[k] = flipped;
                 changed = true;
-                dirty[k] = true;
+                dirty[word] |= 1 << (k % 64);
                 for &(j, _, _) in adj.of(k) {
-                    dirty[j] = true;
+                    let j = j as usize;
+                    if free[j] {
+                        dirty[j / 64] |= 1 << (j % 64);
+                    }
                 }
             }
+            k += 1;
         }
         if !changed {
             break;
@@ -874,12 +881,25 @@ fn descend(
         cost += own(k, label[k]);
         for &(j, w, out) in adj.of(k) {
             if out {
-                cost += link_cost(true, label[k], label[j], w);
+                cost += link_cost(true, label[k], label[j as usize], w);
             }
         }
     }
     cost
 }
+
+/// The change in a link's cost when segment `k` flips, as a multiple of the link's
+/// weight, indexed by (the edge leaves `k`, `k` is in a register, the neighbour is).
+const FLIP_SIGN: [f32; 8] = [
+    // Incoming, `k` on the stack: a stack neighbour's link into `k` starts costing.
+    1.0, 0.0, //
+    // Incoming, `k` in a register: a stack neighbour's link into `k` stops costing.
+    -1.0, 0.0, //
+    // Outgoing, `k` on the stack: its link into a register neighbour stops costing.
+    0.0, -1.0, //
+    // Outgoing, `k` in a register: its link into a register neighbour starts costing.
+    0.0, 1.0,
+];
 
 /// The links between an interval's block segments, per segment, in one flat list (a
 /// vector per segment cost an allocation per block at every region split attempt).
@@ -887,7 +907,7 @@ struct Adjacency {
     /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost and
     /// whether the edge leaves `k`.
     start: Vec<usize>,
-    list: Vec<(usize, f32, bool)>,
+    list: Vec<(u32, f32, bool)>,
 }
 
 impl Adjacency {
@@ -905,15 +925,15 @@ impl Adjacency {
         let mut fill = start.clone();
         let mut list = vec![(0, 0.0, false); 2 * links.len()];
         for &(a, b, w) in links {
-            list[fill[a]] = (b, w, true);
+            list[fill[a]] = (b as u32, w, true);
             fill[a] += 1;
-            list[fill[b]] = (a, w, false);
+            list[fill[b]] = (a as u32, w, false);
             fill[b] += 1;
         }
         Adjacency { start, list }
     }
 
-    fn of(&self, k: usize) -> &[(usize, f32, bool)] {
+    fn of(&self, k: usize) -> &[(u32, f32, bool)] {
         &self.list[self.start[k]..self.start[k + 1]]
     }
 }
