@@ -164,3 +164,25 @@ fn splitting_known_failures() {
         }
     }
 }
+
+/// Functions where we once returned `TooManyLiveRegs` and ion allocates (seeds 3711,
+/// 4308 and 7552 at 2 registers, issue #14): an unspillable reload piece found no
+/// register it could take. `ragreedy stress --count 1 --seed S --regs 2` reproduces each.
+#[test]
+fn unspillable_pieces_at_two_registers() {
+    let options = regalloc_greedy::Options::default();
+    let mut ctx = regalloc_greedy::Context::new();
+    for seed in [3711u64, 4308, 7552] {
+        let opts = fuzzgen::stress_options(seed, Some(2));
+        let f = fuzzgen::func_from_seed(seed, &opts).expect("seed yields a function");
+        let env = fuzzgen::stress_env(Some(2));
+        // The input is allocatable: ion manages it.
+        let ion = regalloc2::run(&f, &env, &RegallocOptions::default());
+        assert!(ion.is_ok(), "seed {seed}: ion fails too: {:?}", ion.err());
+        let out = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?} where ion allocates"));
+        if let Err(e) = check::check_output(&f, &env, &out) {
+            panic!("seed {seed} with 2 registers: {e}");
+        }
+    }
+}
