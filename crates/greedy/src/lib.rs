@@ -133,6 +133,9 @@ pub struct Stats {
     pub last_chance_recolorings: usize,
     /// Intervals moved to another register by last-chance recoloring.
     pub recolored_intervals: usize,
+    /// Unspillable intervals no allocatable register could hold, placed in a register
+    /// outside the allocatable set that a fixed-register operand of their value names.
+    pub fixed_register_fallbacks: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
@@ -319,6 +322,7 @@ impl std::ops::AddAssign for Stats {
             deferred_spills,
             last_chance_recolorings,
             recolored_intervals,
+            fixed_register_fallbacks,
             csr_first_uses,
             csr_declined,
             hint_recolorings,
@@ -345,6 +349,7 @@ impl std::ops::AddAssign for Stats {
         self.deferred_spills += deferred_spills;
         self.last_chance_recolorings += last_chance_recolorings;
         self.recolored_intervals += recolored_intervals;
+        self.fixed_register_fallbacks += fixed_register_fallbacks;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.hint_recolorings += hint_recolorings;

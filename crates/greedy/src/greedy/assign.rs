@@ -5,7 +5,7 @@
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
 use crate::analysis::intervals::point_inst;
-use regalloc2::{Function, OperandConstraint, PReg};
+use regalloc2::{Function, Inst, OperandConstraint, PReg};
 
 /// Pieces of one value consulted for hints (see `collect_hints`).
 pub(crate) const MAX_PIECE_HINTS: usize = 16;
@@ -98,5 +98,65 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // Every hint in the allocation order passed `may_hold` and was just found taken.
         self.order_for(iv)
             .find(|&p| !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv))
+    }
+}
+
+/// Values, the interval's own first, whose fixed registers the last resort of
+/// `try_assign_named_outside_order` considers.
+const MAX_FALLBACK_VALUES: usize = 32;
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// Last resort for an unspillable interval that no allocatable register can hold
+    /// (say, a def at an instruction that clobbers every register of its class): a free
+    /// register outside the allocation order that a fixed-register operand names, of the
+    /// same value or of one copy-connected to it (block-param edges and reuse pairs,
+    /// transitively, nearest first, at most `MAX_FALLBACK_VALUES` values). The client
+    /// hands the value (or what it is copied to) over in that register, so it is one the
+    /// value may occupy: ion, which merges copy-connected values into one bundle, places
+    /// the whole bundle there. Never a scratch register (the move resolver may overwrite
+    /// it at any point), a fixed stack slot (not a register), or one a non-allocatable
+    /// fixed operand names inside the interval (those are not reserved in the matrix).
+    pub(crate) fn try_assign_named_outside_order(&mut self, id: IntervalId) -> Option<PReg> {
+        let iv = &self.ctx.intervals[id];
+        let class = iv.vreg.class();
+        let order = &self.ctx.order[class as usize];
+        let first = point_inst(iv.segments.first()?.start).index();
+        let last = point_inst(iv.segments.last()?.end - 1).index();
+        let usable = |p: PReg| {
+            p.class() == class
+                && p.hw_enc() < iv.limit
+                && !order.contains(&p)
+                && !self.env.scratch_by_class.contains(&Some(p))
+                && !self.env.fixed_stack_slots.contains(&p)
+                && !(first..=last).any(|i| {
+                    self.func
+                        .inst_operands(Inst::new(i))
+                        .iter()
+                        .any(|o| o.as_fixed_nonallocatable() == Some(p))
+                })
+                && self.is_available(p, iv)
+        };
+        // Breadth first over the copy graph: `values[..next]` have been scanned.
+        let mut values = vec![iv.vreg];
+        let mut next = 0;
+        while next < values.len() {
+            let v = values[next];
+            next += 1;
+            if self.ctx.vreg_fixed_uses[v.vreg()] {
+                for u in self.an.intervals.uses_of(v) {
+                    if let OperandConstraint::FixedReg(p) = u.operand.constraint()
+                        && usable(p)
+                    {
+                        return Some(p);
+                    }
+                }
+            }
+            for &(w, _) in self.ctx.partners.of(v) {
+                if values.len() < MAX_FALLBACK_VALUES && !values.contains(&w) {
+                    values.push(w);
+                }
+            }
+        }
+        None
     }
 }

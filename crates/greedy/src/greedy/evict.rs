@@ -89,11 +89,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         };
         for &j in &best_victims {
             debug!(
-                "{j} ({}): evicted from {p} by {id} ({}), weight {} < {}, cost {cost:?}",
+                "{j} ({}): evicted from {p} by {id} ({}), weight {} < {}, cascade {} -> {cascade}, cost {cost:?}",
                 self.ctx.intervals[j].vreg,
                 self.ctx.intervals[id].vreg,
                 self.ctx.intervals[j].weight,
-                self.ctx.intervals[id].weight
+                self.ctx.intervals[id].weight,
+                self.ctx.intervals[j].cascade
             );
             self.unassign(j);
             self.ctx.intervals[j].cascade = cascade;

@@ -469,6 +469,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             }) {
                 return Ok(());
             }
+            if let Some(p) = self.try_assign_named_outside_order(id) {
+                debug!(
+                    "{id} ({}): no allocatable register can hold it, takes {p} named by a fixed operand of its value",
+                    self.ctx.intervals[id].vreg
+                );
+                self.stats.fixed_register_fallbacks += 1;
+                self.assign(id, p);
+                return Ok(());
+            }
             debug!(
                 "{id} ({}): unspillable and no register can be freed",
                 self.ctx.intervals[id].vreg

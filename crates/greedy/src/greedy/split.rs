@@ -761,6 +761,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.ctx.vreg_pieces[vreg.vreg()].push(piece);
             self.ctx.intervals[piece].weight = self.spill_weight(piece);
             self.stats.intervals += 1;
+            debug!(
+                "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
+                product.stage, self.ctx.intervals[piece].weight
+            );
             match product.assign {
                 Some(p) => self.assign(piece, p),
                 None => self.enqueue(piece),

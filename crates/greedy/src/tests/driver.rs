@@ -251,3 +251,49 @@ fn spilled_values_with_disjoint_lives_share_slots() {
         stats.shared_slot_values
     );
 }
+
+/// A def at an instruction that clobbers every allocatable register, of a value later
+/// handed over in a register outside the allocatable set: the def piece takes that
+/// register (issue #14), and a value with no such operand is still an error.
+#[test]
+fn def_under_a_full_clobber_takes_its_fixed_register_outside_the_order() {
+    let build = |fixed: PReg| {
+        let mut b = FuncBuilder::new();
+        let b0 = b.block();
+        let v = b.vreg(RegClass::Int);
+        let all = [PReg::new(0, RegClass::Int), PReg::new(1, RegClass::Int)];
+        b.inst_clobbers(b0, &[Operand::reg_def(v)], &all);
+        b.inst(b0, &[]);
+        b.inst(b0, &[Operand::reg_fixed_use(v, fixed)]);
+        b.ret(b0, &[]);
+        b.build().func
+    };
+    let outside = PReg::new(5, RegClass::Int);
+    let (out, stats) = alloc_checked(&build(outside), &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
+    // Its fixed register is allocatable and clobbered too: nothing can hold the def.
+    assert!(matches!(
+        alloc_err(&build(PReg::new(1, RegClass::Int)), &env(2, 0)),
+        RegAllocError::TooManyLiveRegs
+    ));
+}
+
+/// As above, but the register outside the allocatable set is named by a fixed operand of
+/// the block parameter the value is passed to: copy partners' fixed registers count.
+#[test]
+fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let (v, w) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let all = [PReg::new(0, RegClass::Int), PReg::new(1, RegClass::Int)];
+    let outside = PReg::new(5, RegClass::Int);
+    b.set_params(b1, &[w]);
+    b.inst_clobbers(b0, &[Operand::reg_def(v)], &all);
+    b.jump(b0, b1, &[v]);
+    b.ret(b1, &[Operand::reg_fixed_use(w, outside)]);
+    let f = b.build().func;
+    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
+}

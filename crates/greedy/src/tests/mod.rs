@@ -7,6 +7,7 @@ mod finishing;
 mod moves;
 mod recolor;
 mod split;
+mod stages;
 
 use ragreedy_testkit::builder::{FuncBuilder, TestFunc};
 use ragreedy_testkit::check::check_output;
@@ -64,4 +65,47 @@ pub(crate) fn waves_of_values(waves: usize, per_wave: usize) -> TestFunc {
     }
     b.ret(b0, &[]);
     b.build().func
+}
+
+thread_local! {
+    /// The debug messages of this crate logged on this thread while `debug_log` runs.
+    static CAPTURED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records this crate's messages on threads inside `debug_log`, ignores everything else
+/// (tests run on parallel threads, and only the capturing one should record).
+struct CaptureLogger;
+
+impl log::Log for CaptureLogger {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        m.target().starts_with("regalloc_greedy") && CAPTURED.with(|c| c.borrow().is_some())
+    }
+
+    fn log(&self, r: &log::Record) {
+        if self.enabled(r.metadata()) {
+            CAPTURED.with(|c| {
+                if let Some(lines) = c.borrow_mut().as_mut() {
+                    lines.push(r.args().to_string());
+                }
+            });
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// Runs `f` and returns what it returned with the allocator's debug messages, in order.
+/// The logger is installed once per test binary; if another one got there first, the
+/// messages are lost, so callers assert that they saw some.
+pub(crate) fn debug_log<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        if log::set_logger(&CaptureLogger).is_ok() {
+            log::set_max_level(log::LevelFilter::Debug);
+        }
+    });
+    CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let r = f();
+    let lines = CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (r, lines)
 }
