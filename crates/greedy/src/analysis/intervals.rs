@@ -13,7 +13,7 @@
 
 use super::{cfg::Cfg, liveness::Liveness};
 use regalloc2::{
-    Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg,
+    Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
     RegAllocError, VReg,
 };
 
@@ -179,6 +179,9 @@ pub(crate) struct LiveIntervals {
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
     pub fixed: Vec<RegReservations>,
+    /// The registers with reservations: a function touches a few of the 256 indices,
+    /// and only those are cleared and indexed.
+    fixed_used: PRegSet,
     raw_segments: Vec<(u32, Segment)>,
     raw_uses: Vec<(u32, UseSite)>,
     open_end: Vec<Point>,
@@ -215,8 +218,10 @@ impl LiveIntervals {
         self.def_stamp.resize(nv, u32::MAX);
         self.out_stamp.clear();
         self.out_stamp.resize(nv, u32::MAX);
-        for r in &mut self.fixed {
+        for p in std::mem::replace(&mut self.fixed_used, PRegSet::empty()) {
+            let r = &mut self.fixed[p.index()];
             r.list.clear();
+            r.bucket.clear();
         }
         self.fixed
             .resize_with(PReg::NUM_INDEX, RegReservations::default);
@@ -254,7 +259,8 @@ impl LiveIntervals {
             .checked_mul(2)
             .and_then(|p| Point::try_from(p).ok())
             .unwrap_or(Point::MAX);
-        for reservations in &mut self.fixed {
+        for p in self.fixed_used {
+            let reservations = &mut self.fixed[p.index()];
             let list = &mut reservations.list;
             if list.len() < 2 {
                 reservations.build_index(points);
@@ -326,11 +332,14 @@ impl LiveIntervals {
             let ops = f.inst_operands(inst);
             let b = before(inst);
             for clobber in f.inst_clobbers(inst) {
-                self.fixed[clobber.index()].list.push(Reservation {
-                    start: b + 1,
-                    end: b + 2,
-                    owner: VReg::invalid(),
-                });
+                self.reserve(
+                    clobber,
+                    Reservation {
+                        start: b + 1,
+                        end: b + 2,
+                        owner: VReg::invalid(),
+                    },
+                );
             }
             let reused = reused_vreg(ops);
             for (k, &op) in ops.iter().enumerate() {
@@ -340,11 +349,14 @@ impl LiveIntervals {
                 let v = op.vreg();
                 let (first, _) = self.record_site(inst, k, op, reused);
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].list.push(Reservation {
-                        start: first,
-                        end: b + 2,
-                        owner: v,
-                    });
+                    self.reserve(
+                        p,
+                        Reservation {
+                            start: first,
+                            end: b + 2,
+                            owner: v,
+                        },
+                    );
                     true
                 } else {
                     false
@@ -382,11 +394,14 @@ impl LiveIntervals {
                 let v = op.vreg();
                 let (first, lastp) = self.record_site(inst, k, op, reused);
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
-                    self.fixed[p.index()].list.push(Reservation {
-                        start: first,
-                        end: lastp + 1,
-                        owner: v,
-                    });
+                    self.reserve(
+                        p,
+                        Reservation {
+                            start: first,
+                            end: lastp + 1,
+                            owner: v,
+                        },
+                    );
                 }
                 open(self, v.vreg(), lastp + 1);
             }
@@ -405,6 +420,11 @@ impl LiveIntervals {
 }
 
 impl LiveIntervals {
+    fn reserve(&mut self, p: PReg, r: Reservation) {
+        self.fixed_used.add(p);
+        self.fixed[p.index()].list.push(r);
+    }
+
     /// Records operand `k` of `inst` as a site of its vreg; returns its points.
     fn record_site(
         &mut self,

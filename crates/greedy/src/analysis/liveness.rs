@@ -18,6 +18,8 @@ pub(crate) struct Liveness {
     pub class: Vec<Option<RegClass>>,
     /// Vregs live on entry to each block (block params excluded).
     pub livein: Lists<VReg>,
+    /// Operands over all instructions: the size of `Output::allocs`.
+    pub num_operands: usize,
     def_inst: Vec<Inst>,
     local_stamp: Vec<u32>,
     exposed: Vec<(u32, u32)>,
@@ -67,6 +69,7 @@ impl Liveness {
         self.class.clear();
         self.class.resize(nv, None);
         let multi_defs = f.allow_multiple_vreg_defs();
+        self.num_operands = 0;
 
         for b in 0..nb {
             let block = Block::new(b);
@@ -82,6 +85,7 @@ impl Liveness {
                 if ops.len() > u16::MAX as usize {
                     return Err(RegAllocError::TooManyOperands);
                 }
+                self.num_operands += ops.len();
                 for (k, op) in ops.iter().enumerate() {
                     if op.as_fixed_nonallocatable().is_some() {
                         if op.kind() == OperandKind::Def {

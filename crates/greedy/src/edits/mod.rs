@@ -269,6 +269,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn operand_allocations(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
         out.allocs.clear();
         out.inst_alloc_offsets.clear();
+        // Sized once: `Output` is the caller's, new for each function.
+        out.allocs.reserve_exact(self.an.live.num_operands);
+        out.inst_alloc_offsets.reserve_exact(self.func.num_insts());
         for i in 0..self.func.num_insts() {
             let inst = Inst::new(i);
             let ops = self.func.inst_operands(inst);

@@ -6,12 +6,15 @@
 
 use super::interval::{IntervalId, LiveInterval};
 use crate::analysis::intervals::{RegReservations, Segment};
-use regalloc2::{PReg, VReg};
+use regalloc2::{PReg, PRegSet, VReg};
 
 #[derive(Default)]
 pub(crate) struct InterferenceMatrix {
     /// Per register index: the assigned segments, ordered by start.
     unions: Vec<Union>,
+    /// Registers whose union has held something since the last reset: only those need
+    /// clearing, most functions touching a few of the 256 register indices.
+    touched: PRegSet,
 }
 
 /// One assigned segment in a register's union.
@@ -198,13 +201,15 @@ impl Union {
 
 impl InterferenceMatrix {
     pub fn reset(&mut self) {
-        for u in &mut self.unions {
-            u.clear();
+        for p in self.touched {
+            self.unions[p.index()].clear();
         }
+        self.touched = PRegSet::empty();
         self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
 
     pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
+        self.touched.add(preg);
         let u = &mut self.unions[preg.index()];
         for &s in &iv.runs {
             debug_assert!(
