@@ -5,6 +5,12 @@
 use crate::analysis::intervals::{Segment, UseSite};
 use cranelift_entity::entity_impl;
 use regalloc2::{PReg, VReg};
+use smallvec::SmallVec;
+
+/// An interval's segments (or runs), stored inline up to two.
+pub(crate) type SegmentList = SmallVec<[Segment; 2]>;
+/// An interval's operands, stored inline up to two (a temporary's def and use).
+pub(crate) type UseList = SmallVec<[UseSite; 2]>;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct IntervalId(u32);
@@ -49,14 +55,14 @@ pub(crate) type SpillWeight = f32;
 pub(crate) struct LiveInterval {
     pub vreg: VReg,
     pub kind: IntervalKind,
-    pub segments: Vec<Segment>,
+    pub segments: SegmentList,
     /// `segments` with touching neighbours joined, computed once: what the interference
     /// matrix stores and what register probes walk. A value live through consecutive
     /// blocks has a segment per block but one run, so a probe costs the runs, not the
     /// blocks.
-    pub runs: Vec<Segment>,
+    pub runs: SegmentList,
     /// Operands of `vreg` inside the segments (for reload pieces: the operands they serve).
-    pub uses: Vec<UseSite>,
+    pub uses: UseList,
     pub stage: Stage,
     pub cascade: Cascade,
     pub weight: SpillWeight,

@@ -18,13 +18,13 @@ mod split;
 
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{Segment, UseSite, point_inst};
+use crate::analysis::intervals::{Segment, point_inst};
 use crate::lists::Lists;
 use crate::slots::SpillSlots;
 use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
-use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, Stage};
+use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
 use log::debug;
 use matrix::InterferenceMatrix;
 use queue::IntervalQueue;
@@ -124,10 +124,6 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
-    /// Emptied segment and use lists of the previous function's intervals, reused by
-    /// `create_intervals` so that each function does not allocate two vectors per vreg.
-    spare_segments: Vec<Vec<Segment>>,
-    spare_uses: Vec<Vec<UseSite>>,
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
@@ -191,17 +187,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn reset(&mut self) {
         let nv = self.func.num_vregs();
         let ctx = &mut *self.ctx;
-        for iv in ctx.intervals.values_mut() {
-            let mut segments = std::mem::take(&mut iv.segments);
-            segments.clear();
-            ctx.spare_segments.push(segments);
-            let mut runs = std::mem::take(&mut iv.runs);
-            runs.clear();
-            ctx.spare_segments.push(runs);
-            let mut uses = std::mem::take(&mut iv.uses);
-            uses.clear();
-            ctx.spare_uses.push(uses);
-        }
         ctx.intervals.clear();
         ctx.vreg_pieces.reset(nv);
         ctx.vreg_hint_reg.clear();
@@ -361,18 +346,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 .iter()
                 .any(|u| u.operand.constraint() == OperandConstraint::Stack);
             let limit = split::use_limit(uses);
-            let mut seg_list = self.ctx.spare_segments.pop().unwrap_or_default();
-            seg_list.extend_from_slice(segments);
-            let mut run_list = self.ctx.spare_segments.pop().unwrap_or_default();
-            run_list.extend(matrix::merged(segments));
-            let mut use_list = self.ctx.spare_uses.pop().unwrap_or_default();
-            use_list.extend_from_slice(uses);
             let iv = LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
-                segments: seg_list,
-                runs: run_list,
-                uses: use_list,
+                segments: SegmentList::from_slice(segments),
+                runs: matrix::merged(segments).collect(),
+                uses: UseList::from_slice(uses),
                 stage: Stage::New,
                 cascade: 0,
                 weight: 0.0,

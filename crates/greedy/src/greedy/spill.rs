@@ -3,11 +3,12 @@
 //! instruction (a reload before it for uses, a store after it for defs). Operands that
 //! accept the stack use the slot directly.
 
-use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage, UseList};
 use super::{Allocator, NEEDS_SLOT, NO_SLOT};
 use crate::analysis::intervals::{Segment, UseSite, before};
 use log::debug;
 use regalloc2::{Function, OperandConstraint, OperandKind};
+use smallvec::smallvec;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill(&mut self, id: IntervalId) {
@@ -37,7 +38,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 j += 1;
             }
             for is_def in [false, true] {
-                let group: Vec<UseSite> = uses[i..j]
+                let group: UseList = uses[i..j]
                     .iter()
                     .filter(|u| u.is_def() == is_def && self.needs_register(u))
                     .copied()
@@ -55,8 +56,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let piece = self.ctx.intervals.push(LiveInterval {
                     vreg,
                     kind: IntervalKind::Reload { is_def },
-                    segments: vec![Segment { start, end }],
-                    runs: vec![Segment { start, end }],
+                    segments: smallvec![Segment { start, end }],
+                    runs: smallvec![Segment { start, end }],
                     uses: group,
                     stage: Stage::Done,
                     cascade: 0,

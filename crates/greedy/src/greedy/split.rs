@@ -12,7 +12,7 @@
 //! their boundaries (inside blocks) and on CFG edges.
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage};
+use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
 use super::matrix::{FreeCursor, fixed_conflict_from};
 use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
@@ -726,7 +726,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             owner.extend(product.segments.iter().map(|&s| (s, k)));
         }
         owner.sort_unstable_by_key(|&(s, _)| s.start);
-        let mut uses_of: Vec<Vec<UseSite>> = vec![Vec::new(); products.len()];
+        let mut uses_of: Vec<UseList> = vec![UseList::new(); products.len()];
         for u in &old_uses {
             let i = owner.partition_point(|(s, _)| s.end <= u.first);
             if let Some(&(s, k)) = owner.get(i)
@@ -736,11 +736,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         for (product, uses) in products.into_iter().zip(uses_of) {
-            let segments = product.segments;
-            if segments.is_empty() {
+            if product.segments.is_empty() {
                 continue;
             }
-            let runs = super::matrix::merged(&segments).collect();
+            let runs = super::matrix::merged(&product.segments).collect();
+            let segments = SegmentList::from_vec(product.segments);
             // Each product is limited by its own operands only: one `Limit` use must not
             // pin the pieces that do not hold it.
             let limit = use_limit(&uses);
