@@ -20,7 +20,6 @@ use crate::analysis::intervals::{before, group, operand_points, point_inst, reus
 use crate::greedy::GreedyCtx;
 use crate::greedy::interval::IntervalKind;
 use crate::greedy::matrix::reserved_at;
-use hashbrown::HashMap;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
@@ -58,7 +57,9 @@ pub(crate) struct EditsCtx {
     /// Where each vreg lives over its main segments: (start, end, location), sorted.
     pieces: Vec<(u32, u32, Allocation)>,
     raw_pieces: Vec<(u32, (u32, u32, Allocation))>,
-    reloads: HashMap<(u32, u32, bool), PReg>,
+    /// The register of each reload piece, as (instruction, vreg, is_def, register),
+    /// sorted: operand allocation walks instructions in order with a cursor into it.
+    reloads: Vec<(u32, u32, bool, PReg)>,
     /// Per vreg: its spill slot, if it has one and the slot is written right after the
     /// def (so it holds the value wherever the value is live, SSA making the def
     /// dominate every such point); moves into such a slot are redundant.
@@ -168,9 +169,22 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             {
                 self.ctx
                     .reloads
-                    .insert((iv.vreg.vreg() as u32, u.inst.index() as u32, is_def), p);
+                    .push((u.inst.index() as u32, iv.vreg.vreg() as u32, is_def, p));
             }
         }
+        self.ctx
+            .reloads
+            .sort_unstable_by_key(|&(i, v, d, _)| (i, v, d));
+    }
+
+    /// The reload register of `v` at instruction `i` (its def side if `is_def`), if a
+    /// reload piece serves it; `at` is the first entry of `reloads` at `i` or later.
+    fn reload_at(&self, at: usize, i: usize, v: VReg, is_def: bool) -> Option<PReg> {
+        self.ctx.reloads[at..]
+            .iter()
+            .take_while(|r| r.0 == i as u32)
+            .find(|r| r.1 == v.vreg() as u32 && r.2 == is_def)
+            .map(|r| r.3)
     }
 
     /// The location of `v`'s home at point `p`, if `v` is live there.
@@ -272,7 +286,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // Sized once: `Output` is the caller's, new for each function.
         out.allocs.reserve_exact(self.an.live.num_operands);
         out.inst_alloc_offsets.reserve_exact(self.func.num_insts());
+        let mut at = 0;
         for i in 0..self.func.num_insts() {
+            while self.ctx.reloads.get(at).is_some_and(|r| (r.0 as usize) < i) {
+                at += 1;
+            }
             let inst = Inst::new(i);
             let ops = self.func.inst_operands(inst);
             let base = out.allocs.len();
@@ -293,8 +311,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         self.connect_operand_register(inst, v, first, is_def, Allocation::reg(p))?
                     }
                     OperandConstraint::Reg | OperandConstraint::Limit(_) => {
-                        match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, is_def)) {
-                            Some(&r) => self.connect_operand_register(
+                        match self.reload_at(at, i, v, is_def) {
+                            Some(r) => self.connect_operand_register(
                                 inst,
                                 v,
                                 first,
@@ -321,8 +339,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 };
                 let v = op.vreg();
                 let (first, _) = operand_points(inst, op, reused);
-                let r = match self.ctx.reloads.get(&(v.vreg() as u32, i as u32, true)) {
-                    Some(&r) => {
+                let r = match self.reload_at(at, i, v, true) {
+                    Some(r) => {
                         let r = Allocation::reg(r);
                         self.copy_def_home(inst, v, r);
                         r

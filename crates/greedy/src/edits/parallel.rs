@@ -59,6 +59,11 @@ impl ParallelMoves {
 
     fn sequentialize(&mut self, class: RegClass, scratch: &mut dyn ScratchSource) {
         self.sequence.clear();
+        // Most groups hold one move, which no other move can block: no maps for those.
+        if let [only] = self.pending[..] {
+            self.sequence.push(only);
+            return;
+        }
         self.readers.clear();
         self.writer.clear();
         self.ready.clear();
