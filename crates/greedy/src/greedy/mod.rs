@@ -127,6 +127,7 @@ pub(crate) struct GreedyCtx {
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
+    region_scratch: split::RegionScratch,
 }
 
 pub(crate) struct Allocator<'a, F: Function + ?Sized> {

@@ -81,11 +81,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// The registers a split of `iv` may hand its products, in allocation order.
-    fn split_candidates(&self, iv: &LiveInterval, avoid_csr: bool) -> Vec<PReg> {
+    fn split_candidates<'s>(
+        &'s self,
+        iv: &'s LiveInterval,
+        avoid_csr: bool,
+    ) -> impl Iterator<Item = PReg> + 's {
         self.order_for(iv)
-            .filter(|&p| !(avoid_csr && self.ctx.callee_saved.is_untouched(p)))
+            .filter(move |&p| !(avoid_csr && self.ctx.callee_saved.is_untouched(p)))
             .take(MAX_CANDIDATES)
-            .collect()
     }
 
     fn block_of_point(&self, p: u32) -> Block {
@@ -114,27 +117,47 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Hopfield-style descent over the same objective as LLVM's spill placement). The
     /// cheapest labelling over all candidates is used if it beats spilling everything.
     fn try_region_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
+        let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
+        let split = self.region_split_with(&mut scratch, id, avoid_csr);
+        self.ctx.region_scratch = scratch;
+        split
+    }
+
+    fn region_split_with(
+        &mut self,
+        scratch: &mut RegionScratch,
+        id: IntervalId,
+        avoid_csr: bool,
+    ) -> bool {
+        let RegionScratch {
+            blocks,
+            stack_cost,
+            links,
+            boundary,
+            adj,
+            best_label,
+            label_a,
+            label_b,
+            dirty,
+            free,
+            seen,
+            candidates,
+        } = scratch;
         let iv = &self.ctx.intervals[id];
         let n = iv.segments.len();
         let f = self.func;
         // Per segment: its block, frequency and the cost of keeping it on the stack.
-        let blocks: Vec<Block> = iv
-            .segments
-            .iter()
-            .map(|s| self.block_of_point(s.start))
-            .collect();
-        let stack_cost: Vec<f32> = iv
-            .segments
-            .iter()
-            .map(|s| {
-                // Operands that accept the stack read the spill slot at no cost.
-                let needy = Self::uses_range(iv, s)
-                    .iter()
-                    .filter(|u| self.needs_register(u))
-                    .count();
-                MEMORY_COST * self.freq_of_point(s.start) * needy as f32
-            })
-            .collect();
+        blocks.clear();
+        blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
+        stack_cost.clear();
+        stack_cost.extend(iv.segments.iter().map(|s| {
+            // Operands that accept the stack read the spill slot at no cost.
+            let needy = Self::uses_range(iv, s)
+                .iter()
+                .filter(|u| self.needs_register(u))
+                .count();
+            MEMORY_COST * self.freq_of_point(s.start) * needy as f32
+        }));
         // The edit builder writes a spilled value's slot once, right after its def (SSA:
         // the def dominates every point where the value is live), and drops every later
         // move into the slot. So entering the stack costs nothing at the edge; the store
@@ -144,8 +167,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // puts the edge move: at the successor's start if it has one predecessor, else
         // before the predecessor's branch.
         // Directed edges between segments: (from a, to b, cost of a reload from a to b).
-        let mut links: Vec<(usize, usize, f32)> = Vec::new();
-        let mut boundary = vec![0f32; n];
+        links.clear();
+        boundary.clear();
+        boundary.resize(n, 0.0);
         let all_segments = self.an.intervals.segments_of(iv.vreg);
         for (k, s) in iv.segments.iter().enumerate() {
             let b = blocks[k];
@@ -188,32 +212,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
         }
         let spill_all: f32 = stack_cost.iter().sum();
-        let adj = Adjacency::new(n, &links);
+        adj.fill(n, links);
 
         let threshold = spill_all * HYSTERESIS;
-        // The labelling of `best`, and the two descents' labellings of the candidate at
-        // hand: buffers reused across candidates.
-        let mut best_label: Vec<bool> = Vec::with_capacity(n);
-        let mut label_a: Vec<bool> = Vec::with_capacity(n);
-        let mut label_b: Vec<bool> = Vec::with_capacity(n);
         // LLVM's compact region is the first candidate (no register: `None`): the value
         // keeps a register of its own, not chosen yet, in its use blocks. A register
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
-        let mut dirty: Vec<u64> = Vec::with_capacity(n.div_ceil(64));
-        if let Some(cost) =
-            compact_region(&mut best_label, &stack_cost, &boundary, &adj, &mut dirty)
+        if let Some(cost) = compact_region(best_label, stack_cost, boundary, adj, dirty)
             && cost < threshold
         {
             best = Some((cost, None));
         }
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
-        let candidates = self.split_candidates(iv, avoid_csr);
-        let mut free: Vec<bool> = Vec::with_capacity(n);
+        candidates.clear();
+        candidates.extend(self.split_candidates(iv, avoid_csr));
         // The `free` vectors weighed so far, as bit words, one run of words each.
-        let mut seen: Vec<u64> = Vec::new();
-        'candidates: for p in candidates {
+        seen.clear();
+        'candidates: for &p in candidates.iter() {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
             let mut cursor = FreeCursor::default();
@@ -258,34 +275,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
-            label_a.clone_from(&free);
-            let cost_a = descend(
-                &mut label_a,
-                &free,
-                &stack_cost,
-                &boundary,
-                &adj,
-                &mut dirty,
-            );
+            label_a.clone_from(free);
+            let cost_a = descend(label_a, free, stack_cost, boundary, adj, dirty);
             label_b.clear();
             label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
             // The same start descends to the same labelling.
             let cost_b = if label_b == free {
                 cost_a
             } else {
-                descend(
-                    &mut label_b,
-                    &free,
-                    &stack_cost,
-                    &boundary,
-                    &adj,
-                    &mut dirty,
-                )
+                descend(label_b, free, stack_cost, boundary, adj, dirty)
             };
             let (cost, label) = if cost_b < cost_a {
-                (cost_b, &label_b)
+                (cost_b, &*label_b)
             } else {
-                (cost_a, &label_a)
+                (cost_a, &*label_a)
             };
             let regs = label.iter().filter(|&&x| x).count();
             if regs == 0 || regs == n {
@@ -293,15 +296,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             if best.is_none_or(|b| beats(cost, b)) {
                 best = Some((cost, Some(p)));
-                best_label.clone_from(label);
+                best_label.clear();
+                best_label.extend_from_slice(label);
             }
         }
         let Some((cost, p)) = best.filter(|&(c, _)| c < threshold) else {
             return false;
         };
-        let label = best_label;
+        let label = &*best_label;
         let Some(p) = p else {
-            self.split_compact_region(id, cost, &label);
+            self.split_compact_region(id, cost, label);
             return true;
         };
         let iv = &self.ctx.intervals[id];
@@ -905,20 +909,48 @@ const FLIP_SIGN: [f32; 8] = [
     0.0, 1.0,
 ];
 
+/// The buffers of one region split attempt, kept across attempts and functions (an
+/// attempt is made for most intervals that reach the split stage, most of them fail, and
+/// each allocated a dozen vectors).
+#[derive(Default)]
+pub(crate) struct RegionScratch {
+    /// Per block segment of the interval: its block, the cost of keeping it on the
+    /// stack, and the cost of a register at its boundary with the rest of the value.
+    blocks: Vec<Block>,
+    stack_cost: Vec<f32>,
+    boundary: Vec<f32>,
+    /// Directed edges between segments: (from a, to b, cost of a reload from a to b).
+    links: Vec<(usize, usize, f32)>,
+    adj: Adjacency,
+    /// The labelling of the best candidate so far, and the two descents' labellings of
+    /// the candidate at hand.
+    best_label: Vec<bool>,
+    label_a: Vec<bool>,
+    label_b: Vec<bool>,
+    dirty: Vec<u64>,
+    free: Vec<bool>,
+    seen: Vec<u64>,
+    candidates: Vec<PReg>,
+}
+
 /// The links between an interval's block segments, per segment, in one flat list (a
 /// vector per segment cost an allocation per block at every region split attempt).
+#[derive(Default)]
 struct Adjacency {
     /// `list[start[k]..start[k + 1]]` are segment `k`'s neighbours with the link cost and
     /// whether the edge leaves `k`.
     start: Vec<usize>,
     list: Vec<(u32, f32, bool)>,
+    fill: Vec<usize>,
 }
 
 impl Adjacency {
     /// Each link `(a, b, w)` (an edge from `a` to `b`) makes `b` a neighbour of `a` and
     /// `a` one of `b`, each segment's neighbours in the order of `links`.
-    fn new(n: usize, links: &[(usize, usize, f32)]) -> Self {
-        let mut start = vec![0; n + 1];
+    fn fill(&mut self, n: usize, links: &[(usize, usize, f32)]) {
+        let start = &mut self.start;
+        start.clear();
+        start.resize(n + 1, 0);
         for &(a, b, _) in links {
             start[a + 1] += 1;
             start[b + 1] += 1;
@@ -926,15 +958,17 @@ impl Adjacency {
         for k in 0..n {
             start[k + 1] += start[k];
         }
-        let mut fill = start.clone();
-        let mut list = vec![(0, 0.0, false); 2 * links.len()];
+        let fill = &mut self.fill;
+        fill.clone_from(start);
+        let list = &mut self.list;
+        list.clear();
+        list.resize(2 * links.len(), (0, 0.0, false));
         for &(a, b, w) in links {
             list[fill[a]] = (b as u32, w, true);
             fill[a] += 1;
             list[fill[b]] = (a as u32, w, false);
             fill[b] += 1;
         }
-        Adjacency { start, list }
     }
 
     fn of(&self, k: usize) -> &[(u32, f32, bool)] {
