@@ -5,7 +5,7 @@
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
 use crate::analysis::intervals::point_inst;
-use regalloc2::{Function, Inst, OperandConstraint, PReg};
+use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet};
 
 /// Pieces of one value consulted for hints (see `collect_hints`).
 pub(crate) const MAX_PIECE_HINTS: usize = 16;
@@ -82,22 +82,47 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         p.hw_enc() < iv.limit && self.ctx.order[iv.vreg.class() as usize].contains(&p)
     }
 
-    fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
-        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.runs)
+    /// Is `p` free for `iv`? Registers refused for a fixed reservation are added to
+    /// `reserved`.
+    fn is_available(&self, p: PReg, iv: &LiveInterval, reserved: &mut PRegSet) -> bool {
+        if self.fixed_conflict(p, iv) {
+            reserved.add(p);
+            return false;
+        }
+        self.ctx.matrix.is_free(p, &iv.runs)
     }
 
+    /// The first free register, hints first. When there is none, every register of the
+    /// allocation order has been probed, and those a fixed reservation rules out are
+    /// kept in `reserved_for` for the eviction that follows: reservations never change,
+    /// nor does an interval's extent, so that answer stays true for this interval.
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
         self.collect_hints(id);
         let iv = &self.ctx.intervals[id];
         let hints = &self.ctx.scratch_hints;
+        let mut reserved = PRegSet::empty();
         for &(p, _) in hints {
-            if self.may_hold(p, iv) && self.is_available(p, iv) {
+            if self.may_hold(p, iv) && self.is_available(p, iv, &mut reserved) {
                 return Some(p);
             }
         }
         // Every hint in the allocation order passed `may_hold` and was just found taken.
-        self.order_for(iv)
-            .find(|&p| !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv))
+        let found = self.order_for(iv).find(|&p| {
+            !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv, &mut reserved)
+        });
+        if found.is_none() {
+            self.ctx.reserved_for = Some((id, reserved));
+        }
+        found
+    }
+
+    /// Does a fixed reservation rule `p` out for `id`? Read from the last failed
+    /// `try_assign` of `id` when there was one.
+    pub(crate) fn reserved_for(&self, id: IntervalId, p: PReg) -> bool {
+        match self.ctx.reserved_for {
+            Some((last, reserved)) if last == id => reserved.contains(p),
+            _ => self.fixed_conflict(p, &self.ctx.intervals[id]),
+        }
     }
 }
 
@@ -134,7 +159,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .iter()
                         .any(|o| o.as_fixed_nonallocatable() == Some(p))
                 })
-                && self.is_available(p, iv)
+                && self.is_available(p, iv, &mut PRegSet::empty())
         };
         // Breadth first over the copy graph: `values[..next]` have been scanned.
         let mut values = vec![iv.vreg];

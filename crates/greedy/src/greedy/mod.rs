@@ -124,6 +124,9 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    /// The registers fixed reservations rule out for the interval whose `try_assign`
+    /// failed last (see `Allocator::reserved_for`).
+    pub reserved_for: Option<(IntervalId, regalloc2::PRegSet)>,
     recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
@@ -199,6 +202,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.matrix.reset();
         ctx.queue.clear();
         ctx.next_cascade = 1;
+        ctx.reserved_for = None;
         ctx.recolor.reset(self.func.num_insts());
         ctx.callee_saved.reset(self.env);
         ctx.slots.reset(self.func);
