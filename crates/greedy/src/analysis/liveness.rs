@@ -131,9 +131,13 @@ impl Liveness {
         }
 
         // Dominance of uses: a local def must come earlier in the block (never in the
-        // same instruction), a non-local one must dominate the block.
+        // same instruction), a non-local one must dominate the block. The same walk
+        // collects the upward-exposed uses for `compute_liveins`: a use outside the
+        // defining block (SSA makes every use in the defining block follow the def).
+        // Branch args are uses at the block end.
         self.local_stamp.clear();
         self.local_stamp.resize(nv, u32::MAX);
+        self.exposed.clear();
         for b in 0..nb {
             let block = Block::new(b);
             let stamp = b as u32;
@@ -145,7 +149,11 @@ impl Liveness {
                 let ops = f.inst_operands(inst);
                 for op in ops {
                     if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
-                        self.check_dominated(cfg, block, stamp, op.vreg(), inst)?;
+                        let v = op.vreg();
+                        self.check_dominated(cfg, block, stamp, v, inst)?;
+                        if self.def_block[v.vreg()] != block {
+                            self.exposed.push((v.vreg() as u32, b as u32));
+                        }
                     }
                 }
                 for op in ops {
@@ -164,6 +172,9 @@ impl Liveness {
                         }
                         self.note_class(arg, last)?;
                         self.check_dominated(cfg, block, stamp, arg, last)?;
+                        if self.def_block[arg.vreg()] != block {
+                            self.exposed.push((arg.vreg() as u32, b as u32));
+                        }
                     }
                 }
             }
@@ -197,33 +208,7 @@ impl Liveness {
         let nb = f.num_blocks();
         self.livein.reset(nb);
 
-        // Upward-exposed uses: a use outside the defining block (SSA makes every use in
-        // the defining block follow the def). Branch args are uses at the block end.
-        self.exposed.clear();
-        for b in 0..nb {
-            let block = Block::new(b);
-            let insns = f.block_insns(block);
-            for inst in insns.iter() {
-                for op in f.inst_operands(inst) {
-                    if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
-                        let v = op.vreg().vreg();
-                        if self.def_block[v] != block {
-                            self.exposed.push((v as u32, b as u32));
-                        }
-                    }
-                }
-            }
-            let last = insns.last();
-            if f.is_branch(last) {
-                for i in 0..f.block_succs(block).len() {
-                    for &arg in f.branch_blockparams(block, last, i) {
-                        if self.def_block[arg.vreg()] != block {
-                            self.exposed.push((arg.vreg() as u32, b as u32));
-                        }
-                    }
-                }
-            }
-        }
+        // `exposed` was filled by `validate_ssa`.
         self.exposed.sort_unstable();
         self.exposed.dedup();
 
