@@ -8,7 +8,8 @@
 //! - [`cost`]: the docs/metrics.md weighted cost;
 //! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
 //! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
-//! - [`validate`]: regalloc2's input rules, checked without ever panicking.
+//! - [`validate`]: regalloc2's input rules, checked without ever panicking;
+//! - [`text`]: a human-readable text format for a function and its environment.
 
 #![forbid(unsafe_code)]
 
@@ -18,4 +19,5 @@ pub mod corpus;
 pub mod cost;
 pub mod cranelift_like;
 pub mod fuzzgen;
+pub mod text;
 pub mod validate;
