@@ -3,15 +3,17 @@
 //! dropped), straight-line blocks merged into their only predecessor, runs of
 //! instructions, operands, block parameters, clobbers and debug labels deleted,
 //! constraints relaxed to `any` or `reg`, unusual operand positions made usual, vregs
-//! renumbered densely — and keeps a candidate when the caller's predicate ("still fails")
-//! holds on it.
+//! renumbered densely, fixed stack slots, scratch registers and unused register classes
+//! dropped from the environment — and keeps a candidate when the caller's predicate
+//! ("still fails") holds on it.
 //!
 //! Invariants: when the input is a valid regalloc2 function, every candidate shown to the
 //! predicate passes [`validate_input`] first (so the result is valid too); deleting a
 //! value deletes every operand naming it and, for a block parameter, the matching argument
 //! on every incoming edge, so most candidates stay valid without search. Each accepted
-//! candidate is strictly smaller by (blocks, instructions, operands + parameters, clobbers,
-//! constraint strength, unusual positions), which bounds the loop even without the budget;
+//! candidate is strictly smaller by (environment, blocks, instructions, operands +
+//! parameters, clobbers, constraint strength, unusual positions), which bounds the loop
+//! even without the budget;
 //! the budget bounds the predicate calls. Everything runs in a fixed order, so the same
 //! input and predicate give the same result.
 
@@ -31,6 +33,9 @@ pub struct Shrunk {
     /// The smallest function found on which the predicate holds (the input itself if the
     /// predicate is false on it, or if its blocks do not tile the instructions in order).
     pub func: TestFunc,
+    /// The environment it holds in: the input's, less what [`shrink`] could drop (fixed
+    /// stack slots, scratch registers, the registers of classes the function never names).
+    pub env: MachineEnv,
     /// Whether the predicate held on the input.
     pub held: bool,
     /// Predicate calls made, the first (on the input) included; at most the budget.
@@ -357,9 +362,9 @@ fn def_vregs(inst: &InstData) -> impl Iterator<Item = VReg> + '_ {
         .map(|op| op.vreg())
 }
 
-struct Shrinker<'a, P> {
+struct Shrinker<P> {
     cur: Shape,
-    env: &'a MachineEnv,
+    env: MachineEnv,
     pred: P,
     keep_valid: bool,
     calls: usize,
@@ -369,7 +374,7 @@ struct Shrinker<'a, P> {
     ran_out: bool,
 }
 
-impl<P: FnMut(&TestFunc, &MachineEnv) -> bool> Shrinker<'_, P> {
+impl<P: FnMut(&TestFunc, &MachineEnv) -> bool> Shrinker<P> {
     fn exhausted(&self) -> bool {
         self.calls >= self.budget
     }
@@ -386,8 +391,25 @@ impl<P: FnMut(&TestFunc, &MachineEnv) -> bool> Shrinker<'_, P> {
             return false;
         }
         self.calls += 1;
-        if (self.pred)(&f, self.env) {
+        if (self.pred)(&f, &self.env) {
             self.cur = cand;
+            self.accepted += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Shows the current function with environment `env` to the predicate; adopts `env` if
+    /// the predicate holds.
+    fn try_env(&mut self, env: MachineEnv) -> bool {
+        if self.exhausted() {
+            self.ran_out = true;
+            return false;
+        }
+        self.calls += 1;
+        if (self.pred)(&self.cur.to_func(), &env) {
+            self.env = env;
             self.accepted += 1;
             true
         } else {
@@ -398,6 +420,7 @@ impl<P: FnMut(&TestFunc, &MachineEnv) -> bool> Shrinker<'_, P> {
     fn run(&mut self) {
         loop {
             let before = self.accepted;
+            self.shrink_env();
             self.drop_labels();
             self.cut_blocks();
             self.delete_instructions();
@@ -411,6 +434,45 @@ impl<P: FnMut(&TestFunc, &MachineEnv) -> bool> Shrinker<'_, P> {
             }
         }
         self.compact_vregs();
+    }
+
+    /// Drops the fixed stack slots, the scratch registers, and the registers of classes
+    /// the function no longer names at all.
+    fn shrink_env(&mut self) {
+        if !self.env.fixed_stack_slots.is_empty() {
+            let mut e = self.env.clone();
+            e.fixed_stack_slots.clear();
+            self.try_env(e);
+        }
+        let mut named = [false; 3];
+        for b in &self.cur.blocks {
+            for v in b.params.iter().chain(b.args.iter().flatten()) {
+                named[v.class() as usize] = true;
+            }
+            for i in &b.insts {
+                for op in &i.data.operands {
+                    named[op.class() as usize] = true;
+                }
+                for p in i.data.clobbers {
+                    named[p.class() as usize] = true;
+                }
+            }
+        }
+        for (c, named) in named.into_iter().enumerate() {
+            if self.env.scratch_by_class[c].is_some() {
+                let mut e = self.env.clone();
+                e.scratch_by_class[c] = None;
+                self.try_env(e);
+            }
+            let empty = self.env.preferred_regs_by_class[c] == PRegSet::empty()
+                && self.env.non_preferred_regs_by_class[c] == PRegSet::empty();
+            if !named && !empty {
+                let mut e = self.env.clone();
+                e.preferred_regs_by_class[c] = PRegSet::empty();
+                e.non_preferred_regs_by_class[c] = PRegSet::empty();
+                self.try_env(e);
+            }
+        }
     }
 
     fn drop_labels(&mut self) {
@@ -727,6 +789,7 @@ where
 {
     let unchanged = |held, calls| Shrunk {
         func: func.clone(),
+        env: env.clone(),
         held,
         calls,
         accepted: 0,
@@ -743,7 +806,7 @@ where
     }
     let mut s = Shrinker {
         cur: Shape::from_func(func),
-        env,
+        env: env.clone(),
         pred,
         keep_valid: validate_input(func).is_ok(),
         calls: 1,
@@ -759,6 +822,7 @@ where
         } else {
             s.cur.to_func()
         },
+        env: s.env,
         held: true,
         calls: s.calls,
         accepted: s.accepted,

@@ -8,7 +8,9 @@ use ragreedy_testkit::fuzzgen::{func_from_seed, fuzz_options, machine_env};
 use ragreedy_testkit::shrink::shrink;
 use ragreedy_testkit::text::{parse, print};
 use ragreedy_testkit::validate::validate_input;
-use regalloc2::{Function, Inst, MachineEnv, OperandConstraint, OperandKind, PReg, RegClass};
+use regalloc2::{
+    Function, Inst, MachineEnv, OperandConstraint, OperandKind, PReg, PRegSet, RegClass,
+};
 
 /// An instruction with a use fixed to p0i that also clobbers p1i.
 fn fixed_use_and_clobber(f: &TestFunc, _: &MachineEnv) -> bool {
@@ -54,9 +56,20 @@ fn structural_property_shrinks_to_a_few_instructions() {
     // Everything not needed went: one block, and vregs numbered densely.
     assert_eq!(r.func.num_blocks(), 1, "{}", print(&r.func, &env));
     assert!(r.func.num_vregs() <= 3, "{}", print(&r.func, &env));
+    // The environment lost what the predicate does not need: fixed stack slots and the
+    // registers of the classes the function no longer names.
+    assert!(r.env.fixed_stack_slots.is_empty());
+    for c in [1, 2] {
+        assert_eq!(r.env.preferred_regs_by_class[c], PRegSet::empty());
+        assert_eq!(r.env.non_preferred_regs_by_class[c], PRegSet::empty());
+    }
+    assert_eq!(
+        r.env.preferred_regs_by_class[0],
+        env.preferred_regs_by_class[0]
+    );
     // A valid function allocates (through the checker) like any other.
-    let out = regalloc2::run(&r.func, &env, &Default::default()).expect("ion allocates");
-    check_output(&r.func, &env, &out).expect("checker accepts ion");
+    let out = regalloc2::run(&r.func, &r.env, &Default::default()).expect("ion allocates");
+    check_output(&r.func, &r.env, &out).expect("checker accepts ion");
     // Deterministic: the same input and predicate give the same function and call count.
     let again = shrink(&f, &env, 5000, fixed_use_and_clobber);
     assert_eq!(print(&again.func, &env), print(&r.func, &env));
@@ -130,10 +143,10 @@ fn merge_point_survives_shrinking() {
             "seed {seed}:\n{}",
             print(&r.func, &env)
         );
-        let out = regalloc2::run(&r.func, &env, &Default::default()).expect("ion allocates");
-        check_output(&r.func, &env, &out).expect("checker accepts ion");
+        let out = regalloc2::run(&r.func, &r.env, &Default::default()).expect("ion allocates");
+        check_output(&r.func, &r.env, &out).expect("checker accepts ion");
         if std::env::var_os("SHOW").is_some() {
-            println!("{}", print(&r.func, &env));
+            println!("{}", print(&r.func, &r.env));
         }
         shrunk_some += 1;
     }
