@@ -168,6 +168,26 @@ fn hand_written_case_reads_as_written() {
     round_trip("hand-written", &f, &env);
 }
 
+/// The example of docs/text-format.md parses, prints back exactly as written (it is in
+/// the printer's form), and allocates through the checker.
+#[test]
+fn documented_example_is_canonical() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/text-format.md"),
+    )
+    .expect("docs/text-format.md");
+    let start = doc.find("```\n").expect("a code block") + 4;
+    let example = &doc[start..start + doc[start..].find("```").expect("its end")];
+    let (f, env) = parse(example).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        print(&f, &env),
+        example.trim_start_matches("; expect: ok\n")
+    );
+    assert_eq!(f.num_insts(), 6);
+    let out = regalloc2::run(&f, &env, &RegallocOptions::default()).expect("ion allocates");
+    check_output(&f, &env, &out).expect("checker accepts ion's allocation");
+}
+
 #[test]
 fn malformed_text_names_its_line() {
     let base = "block0:\n  def v0i reg\n  ret use v0i reg\n";
