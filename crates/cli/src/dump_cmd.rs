@@ -1,19 +1,31 @@
 //! `ragreedy dump`: writes the regalloc2 input Cranelift produces for every function of the
-//! given CLIF files, one JSON `SerializableFunction` per function, named
-//! `<file-stem>.<func-name>.json` (the `cranelift` corpus of docs/metrics.md).
+//! given CLIF files, one file per function named `<file-stem>.<func-name>.json`: a JSON
+//! `SerializableFunction` (the `cranelift` corpus of docs/metrics.md), or with
+//! `--format text` the text format of docs/text-format.md in `<file-stem>.<func-name>.txt`.
 
-use clap::Args;
-use ragreedy_testkit::corpus;
+use clap::{Args, ValueEnum};
+use ragreedy_testkit::{corpus, text};
 use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// regalloc2's `SerializableFunction`, read back by `compare --corpus DIR`.
+    Json,
+    /// The human-readable text format (docs/text-format.md), usable as a test case.
+    Text,
+}
 
 #[derive(Args, Debug)]
 pub struct DumpArgs {
     /// CLIF files to compile.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Directory for the JSON files (created if missing).
+    /// Directory for the files (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// File format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
 }
 
 /// Exit code: 0 when every function of every file was captured and written.
@@ -49,8 +61,18 @@ pub fn main(args: DumpArgs) -> i32 {
             problems += 1;
         }
         for c in captured {
-            let path = args.out.join(format!("{stem}.{}.json", c.func_name));
-            match corpus::save_function(&path, &c.function) {
+            let ext = match args.format {
+                Format::Json => "json",
+                Format::Text => "txt",
+            };
+            let path = args.out.join(format!("{stem}.{}.{ext}", c.func_name));
+            let saved = match args.format {
+                Format::Json => corpus::save_function(&path, &c.function),
+                Format::Text => {
+                    std::fs::write(&path, text::print(&c.function, c.function.machine_env()))
+                }
+            };
+            match saved {
                 Ok(()) => written += 1,
                 Err(e) => {
                     eprintln!("{}: {e}", path.display());

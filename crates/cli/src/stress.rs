@@ -1,10 +1,12 @@
 //! `ragreedy stress`: allocate many generated functions with our allocator (and with
 //! ion, to compare errors), run regalloc2's checker plus our structural checks on every
-//! output, write each failing function to a file so it can become a regression test.
+//! output, and write each failing function, shrunk while it fails the same way, as a text
+//! case (docs/text-format.md) that can become a regression test as it is.
 
 use crate::mechanisms;
 use clap::{Args, ValueEnum};
-use ragreedy_testkit::{check, cost, cranelift_like, fuzzgen};
+use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::{check, cost, cranelift_like, fuzzgen, shrink, text};
 use regalloc2::{Function, MachineEnv, RegallocOptions};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -31,9 +33,13 @@ pub struct StressArgs {
     /// Which generator produces the functions.
     #[arg(long = "gen", value_enum, default_value_t = Generator::Fuzz)]
     pub generator: Generator,
-    /// Directory where failing functions are written.
+    /// Directory where failing functions are written: `seed-N.txt` shrunk, `seed-N.full.txt`
+    /// as generated with the failure's details.
     #[arg(long, default_value = "stress-failures")]
     pub out: PathBuf,
+    /// Allocations the shrinker may try per failing function (0: write it unshrunk).
+    #[arg(long, default_value_t = 2000)]
+    pub shrink_budget: usize,
     /// Print every failure's details, not only the first few.
     #[arg(long)]
     pub verbose: bool,
@@ -99,16 +105,7 @@ pub fn main(args: StressArgs) -> i32 {
                     continue;
                 };
                 let env = fuzzgen::stress_env(args.regs);
-                one(
-                    &args,
-                    &mut tally,
-                    &mut ctx,
-                    &options,
-                    s,
-                    &func,
-                    &env,
-                    &|| format!("{func:?}"),
-                );
+                one(&args, &mut tally, &mut ctx, &options, s, &func, &env);
             }
             Generator::CraneliftLike => {
                 let func = cranelift_like::from_seed(s);
@@ -116,16 +113,7 @@ pub fn main(args: StressArgs) -> i32 {
                     Some(k) => cranelift_like::x64_env_k(k),
                     None => cranelift_like::x64_env(),
                 };
-                one(
-                    &args,
-                    &mut tally,
-                    &mut ctx,
-                    &options,
-                    s,
-                    &func,
-                    &env,
-                    &|| format!("{func:?}"),
-                );
+                one(&args, &mut tally, &mut ctx, &options, s, &func, &env);
             }
         }
     }
@@ -170,7 +158,6 @@ fn one<F: Function>(
     seed: u64,
     func: &F,
     env: &MachineEnv,
-    listing: &dyn Fn() -> String,
 ) {
     tally.functions += 1;
     // ion panics on some over-constrained inputs (regalloc2#222); count that as its error.
@@ -189,7 +176,7 @@ fn one<F: Function>(
             let msg = ragreedy_jit::panic_message(&*panic);
             *ctx = regalloc_greedy::Context::new();
             tally.checker_failures += 1;
-            Some(format!("panic: {msg}"))
+            Some((Failure::Panic, format!("panic: {msg}")))
         }
         Ok(Err(e)) => {
             tally.errors += 1;
@@ -201,7 +188,10 @@ fn one<F: Function>(
             }
             if ion_ok {
                 tally.errors_where_ion_allocates += 1;
-                Some(format!("error {e:?} where ion allocates"))
+                Some((
+                    Failure::ErrorWhereIonAllocates,
+                    format!("error {e:?} where ion allocates"),
+                ))
             } else {
                 None
             }
@@ -248,28 +238,96 @@ fn one<F: Function>(
                     }
                     _ => "ion failed".to_string(),
                 };
-                Some(format!(
-                    "checker: {e}\n# ion's output through the checker: {ion_checked}\n# our allocation:\n{annotated}"
+                Some((
+                    Failure::Checker,
+                    format!(
+                        "checker: {e}\nion's output through the checker: {ion_checked}\nour allocation:\n{annotated}"
+                    ),
                 ))
             }
         },
     };
-    if let Some(msg) = failure {
+    if let Some((kind, msg)) = failure {
         let _ = std::fs::create_dir_all(&args.out);
-        let path = args.out.join(format!("seed-{seed}.txt"));
-        let text = format!(
-            "# ragreedy stress --gen {:?} --seed {seed} --count 1{}\n# {msg}\n{}",
+        let command = format!(
+            "ragreedy stress --gen {:?} --seed {seed} --count 1{}",
             args.generator,
             args.regs
                 .map(|k| format!(" --regs {k}"))
                 .unwrap_or_default(),
-            listing()
         );
-        let _ = std::fs::write(&path, text);
+        let comment = |text: &str| -> String { text.lines().map(|l| format!("; {l}\n")).collect() };
+        let first_line = msg.lines().next().unwrap_or("");
+        let full = TestFunc::from_function(func);
+        let full_path = args.out.join(format!("seed-{seed}.full.txt"));
+        let _ = std::fs::write(
+            &full_path,
+            format!(
+                "; {command}\n{}; expect: ok\n{}",
+                comment(&msg),
+                text::print(&full, env)
+            ),
+        );
+        // Shrinking re-runs the allocators on each candidate; a candidate is kept while
+        // our allocator fails on it the same way.
+        let shrunk = shrink::shrink(&full, env, args.shrink_budget, |f, e| {
+            failure_kind(f, e, options, ctx) == Some(kind)
+        });
+        let path = args.out.join(format!("seed-{seed}.txt"));
+        let _ = std::fs::write(
+            &path,
+            format!(
+                "; {command}\n; {first_line}\n; shrunk from {} to {} instructions ({} \
+                 allocations) while it fails the same way; unshrunk: {}\n; expect: ok\n{}",
+                full.insts.len(),
+                shrunk.func.insts.len(),
+                shrunk.calls,
+                full_path.display(),
+                text::print(&shrunk.func, &shrunk.env)
+            ),
+        );
         if tally.reported < 5 || args.verbose {
-            let short: String = msg.lines().next().unwrap_or("").chars().take(300).collect();
-            eprintln!("seed {seed}: {short} (written to {})", path.display());
+            let short: String = first_line.chars().take(300).collect();
+            eprintln!(
+                "seed {seed}: {short} (written to {}, {} instructions)",
+                path.display(),
+                shrunk.func.insts.len()
+            );
         }
         tally.reported += 1;
+    }
+}
+
+/// How our allocator fails on a function, for the shrinker to keep failing the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failure {
+    Panic,
+    Checker,
+    ErrorWhereIonAllocates,
+}
+
+fn failure_kind(
+    func: &TestFunc,
+    env: &MachineEnv,
+    options: &regalloc_greedy::Options,
+    ctx: &mut regalloc_greedy::Context,
+) -> Option<Failure> {
+    let ours = catch_unwind(AssertUnwindSafe(|| {
+        regalloc_greedy::run_with_context(func, env, options, ctx)
+    }));
+    match ours {
+        Err(_) => {
+            *ctx = regalloc_greedy::Context::new();
+            Some(Failure::Panic)
+        }
+        Ok(Ok(out)) => check::check_output(func, env, &out)
+            .is_err()
+            .then_some(Failure::Checker),
+        Ok(Err(_)) => {
+            let ion = catch_unwind(AssertUnwindSafe(|| {
+                regalloc2::run(func, env, &RegallocOptions::default())
+            }));
+            matches!(ion, Ok(Ok(_))).then_some(Failure::ErrorWhereIonAllocates)
+        }
     }
 }

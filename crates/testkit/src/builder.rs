@@ -500,6 +500,121 @@ pub fn env_by_class(regs: [(usize, usize); 3], fixed_stack_slots: usize) -> Mach
     e
 }
 
+/// The first difference between `a` and `b` in anything the `Function` trait exposes
+/// (`None` if they answer every question alike), for round-trip and shrinker tests.
+/// Branch arguments are compared at each block's last instruction, where regalloc2 reads
+/// them.
+pub fn function_difference<A: Function + ?Sized, B: Function + ?Sized>(
+    a: &A,
+    b: &B,
+) -> Option<String> {
+    macro_rules! same {
+        ($what:expr, $x:expr, $y:expr) => {
+            if $x != $y {
+                return Some(format!("{}: {:?} vs {:?}", $what, $x, $y));
+            }
+        };
+    }
+    same!("num_insts", a.num_insts(), b.num_insts());
+    same!("num_blocks", a.num_blocks(), b.num_blocks());
+    same!("entry_block", a.entry_block(), b.entry_block());
+    same!("num_vregs", a.num_vregs(), b.num_vregs());
+    for c in CLASSES {
+        same!(
+            format!("spillslot_size({c:?})"),
+            a.spillslot_size(c),
+            b.spillslot_size(c)
+        );
+    }
+    same!(
+        "multi_spillslot_named_by_last_slot",
+        a.multi_spillslot_named_by_last_slot(),
+        b.multi_spillslot_named_by_last_slot()
+    );
+    same!(
+        "allow_multiple_vreg_defs",
+        a.allow_multiple_vreg_defs(),
+        b.allow_multiple_vreg_defs()
+    );
+    same!(
+        "debug_value_labels",
+        a.debug_value_labels(),
+        b.debug_value_labels()
+    );
+    for i in 0..a.num_insts() {
+        let inst = Inst::new(i);
+        same!(
+            format!("is_branch(i{i})"),
+            a.is_branch(inst),
+            b.is_branch(inst)
+        );
+        same!(format!("is_ret(i{i})"), a.is_ret(inst), b.is_ret(inst));
+        same!(
+            format!("inst_operands(i{i})"),
+            a.inst_operands(inst),
+            b.inst_operands(inst)
+        );
+        same!(
+            format!("inst_clobbers(i{i})"),
+            a.inst_clobbers(inst),
+            b.inst_clobbers(inst)
+        );
+    }
+    for n in 0..a.num_blocks() {
+        let block = Block::new(n);
+        // `InstRange` has no `PartialEq`: compare its first instruction and length.
+        let key = |r: InstRange| (r.iter().next(), r.len());
+        same!(
+            format!("block_insns(block{n})"),
+            key(a.block_insns(block)),
+            key(b.block_insns(block))
+        );
+        same!(
+            format!("block_succs(block{n})"),
+            a.block_succs(block),
+            b.block_succs(block)
+        );
+        same!(
+            format!("block_preds(block{n})"),
+            a.block_preds(block),
+            b.block_preds(block)
+        );
+        same!(
+            format!("block_params(block{n})"),
+            a.block_params(block),
+            b.block_params(block)
+        );
+        let range = a.block_insns(block);
+        if range.len() > 0 {
+            for k in 0..a.block_succs(block).len() {
+                same!(
+                    format!("branch_blockparams(block{n}, succ {k})"),
+                    a.branch_blockparams(block, range.last(), k),
+                    b.branch_blockparams(block, range.last(), k)
+                );
+            }
+        }
+    }
+    None
+}
+
+/// The first difference between two environments (`MachineEnv` has no `PartialEq`).
+pub fn env_difference(a: &MachineEnv, b: &MachineEnv) -> Option<String> {
+    if a.preferred_regs_by_class != b.preferred_regs_by_class {
+        return Some("preferred_regs_by_class".into());
+    }
+    if a.non_preferred_regs_by_class != b.non_preferred_regs_by_class {
+        return Some("non_preferred_regs_by_class".into());
+    }
+    if a.scratch_by_class != b.scratch_by_class {
+        return Some("scratch_by_class".into());
+    }
+    if a.fixed_stack_slots != b.fixed_stack_slots {
+        return Some("fixed_stack_slots".into());
+    }
+    None
+}
+
 /// The three register classes in index order.
 pub const CLASSES: [RegClass; 3] = [RegClass::Int, RegClass::Float, RegClass::Vector];
 

@@ -8,7 +8,9 @@
 //! - [`cost`]: the docs/metrics.md weighted cost;
 //! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
 //! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
-//! - [`validate`]: regalloc2's input rules, checked without ever panicking.
+//! - [`validate`]: regalloc2's input rules, checked without ever panicking;
+//! - [`text`]: a human-readable text format for a function and its environment;
+//! - [`shrink`]: automatic shrinking of a failing function, keeping it valid.
 
 #![forbid(unsafe_code)]
 
@@ -18,4 +20,6 @@ pub mod corpus;
 pub mod cost;
 pub mod cranelift_like;
 pub mod fuzzgen;
+pub mod shrink;
+pub mod text;
 pub mod validate;
