@@ -156,7 +156,7 @@ fn expectations_can_fail() {
     assert!(check("bogus").is_err());
 }
 
-/// The stress seeds of issue #14 (a def at an instruction clobbering every register of its
+/// Stress seeds that once failed here (a def at an instruction clobbering every register of its
 /// class, at 2 registers), each shrunk while ion allocates it with its output passing the
 /// checker, and ours too, using the fixed-register fallback that fixed them.
 const SEEDS: [u64; 6] = [3711, 4308, 7552, 22394, 22564, 30820];

@@ -166,7 +166,7 @@ fn splitting_known_failures() {
 }
 
 /// Functions where we once returned `TooManyLiveRegs` and ion allocates, at 2 registers
-/// (issue #14: seeds 3711, 4308 and 7552; a wider sweep found 22394, 22564 and 30820): a
+/// (`ragreedy stress` seeds 3711, 4308 and 7552; a wider sweep found 22394, 22564 and 30820): a
 /// def at an instruction that clobbers both registers of its class fits only in a
 /// register outside the allocatable set that a fixed operand names, of the value itself
 /// (the first three) or of a value it is passed to as a block argument (the others), as

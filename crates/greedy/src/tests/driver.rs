@@ -254,7 +254,7 @@ fn spilled_values_with_disjoint_lives_share_slots() {
 
 /// A def at an instruction that clobbers every allocatable register, of a value later
 /// handed over in a register outside the allocatable set: the def piece takes that
-/// register (issue #14), and a value with no such operand is still an error.
+/// register (as ion's bundles do), and a value with no such operand is still an error.
 #[test]
 fn def_under_a_full_clobber_takes_its_fixed_register_outside_the_order() {
     let build = |fixed: PReg| {
