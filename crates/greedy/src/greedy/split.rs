@@ -107,6 +107,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         &iv.uses[lo..hi.max(lo)]
     }
 
+    /// `uses_range` for segments visited in increasing order: `at` carries the position
+    /// in `iv.uses` from one segment to the next, so a walk over all of an interval's
+    /// segments is one pass over its uses.
+    fn uses_from<'i>(iv: &'i LiveInterval, at: &mut usize, s: &Segment) -> &'i [UseSite] {
+        let uses = &iv.uses[..];
+        while *at < uses.len() && uses[*at].first < s.start {
+            *at += 1;
+        }
+        let lo = *at;
+        while *at < uses.len() && uses[*at].first < s.end {
+            *at += 1;
+        }
+        &uses[lo..*at]
+    }
+
     // ----- Region splitting -----------------------------------------------------------
 
     /// For each candidate register, label every block segment "register" or "stack":
@@ -317,10 +332,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // region split leaves use blocks to the local splitter.
         let mut in_mem = Vec::new();
         let mut local_pieces = Vec::new();
+        let mut at = 0;
         for k in (0..n).filter(|&k| !label[k]) {
-            match self.carve_uses(iv, iv.segments[k], &mut in_mem) {
+            let s = iv.segments[k];
+            let uses = Self::uses_from(iv, &mut at, &s);
+            match self.carve_uses(uses, s, &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
-                None => in_mem.push(iv.segments[k]),
+                None => in_mem.push(s),
             }
         }
         debug!(
@@ -390,15 +408,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// The part of block segment `s` from its first to its last use instruction, if it
-    /// holds at least two of them; the rest of `s` goes to `rest`. Boundaries fall on
+    /// holds at least two of them (`uses`: the interval's uses that start in `s`); the
+    /// rest of `s` goes to `rest`. Boundaries fall on
     /// instruction boundaries (or on `s`'s own ends).
-    fn carve_uses(
-        &self,
-        iv: &LiveInterval,
-        s: Segment,
-        rest: &mut Vec<Segment>,
-    ) -> Option<Segment> {
-        let mut insts = Self::uses_range(iv, &s)
+    fn carve_uses(&self, uses: &[UseSite], s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
+        let mut insts = uses
             .iter()
             .filter(|u| u.first >= s.start && u.first < s.end && self.needs_register(u))
             .map(|u| u.inst.index() as u32);
@@ -437,8 +451,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let mut products = Vec::new();
         let mut rest = Vec::new();
+        let mut at = 0;
         for &s in &iv.segments {
-            match self.carve_uses(iv, s, &mut rest) {
+            let uses = Self::uses_from(iv, &mut at, &s);
+            match self.carve_uses(uses, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: vec![piece],
                     stage: Stage::New,
