@@ -248,9 +248,13 @@ impl InterferenceMatrix {
         u.overlapping(segments, out, limit);
     }
 
+    /// Is `preg` free over all of `segments` (sorted, disjoint; an interval's runs, so
+    /// not merged again: whether touching segments are joined does not change the answer)?
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
         let mut cursor = FreeCursor::default();
-        merged(segments).all(|s| self.is_free_from(preg, &mut cursor, s))
+        segments
+            .iter()
+            .all(|&s| self.is_free_from(preg, &mut cursor, s))
     }
 
     /// Is `preg` free over all of `seg`? Probes of disjoint segments in increasing order
@@ -312,8 +316,12 @@ pub(crate) fn fixed_conflict(
     if reservations.is_empty() {
         return false;
     }
+    // Callers pass runs (already merged); joining touching segments would not change
+    // the answer anyway.
     let mut lo = 0;
-    merged(segments).any(|s| fixed_conflict_from(reservations, &mut lo, s, owner))
+    segments
+        .iter()
+        .any(|&s| fixed_conflict_from(reservations, &mut lo, s, owner))
 }
 
 /// `fixed_conflict` for one segment, for callers probing sorted segments in order:
