@@ -903,10 +903,8 @@ fn descend(
     let mut cost = 0.0;
     for k in 0..n {
         cost += own(k, label[k]);
-        for &(j, w, out) in adj.of(k) {
-            if out {
-                cost += link_cost(true, label[k], label[j as usize], w);
-            }
+        for &(j, w) in adj.out_of(k) {
+            cost += link_cost(true, label[k], label[j as usize], w);
         }
     }
     cost
@@ -958,6 +956,11 @@ struct Adjacency {
     start: Vec<usize>,
     list: Vec<(u32, f32, bool)>,
     fill: Vec<usize>,
+    /// `out_list[out_start[k]..out_start[k + 1]]`: the links leaving `k` alone, in the
+    /// same order as in `list` (a total summed over them adds the same terms in the same
+    /// order as one that skips the incoming links).
+    out_start: Vec<usize>,
+    out_list: Vec<(u32, f32)>,
 }
 
 impl Adjacency {
@@ -985,6 +988,27 @@ impl Adjacency {
             list[fill[b]] = (a as u32, w, false);
             fill[b] += 1;
         }
+        let out_start = &mut self.out_start;
+        out_start.clear();
+        out_start.resize(n + 1, 0);
+        for &(a, _, _) in links {
+            out_start[a + 1] += 1;
+        }
+        for k in 0..n {
+            out_start[k + 1] += out_start[k];
+        }
+        fill.clone_from(out_start);
+        let out_list = &mut self.out_list;
+        out_list.clear();
+        out_list.resize(links.len(), (0, 0.0));
+        for &(a, b, w) in links {
+            out_list[fill[a]] = (b as u32, w);
+            fill[a] += 1;
+        }
+    }
+
+    fn out_of(&self, k: usize) -> &[(u32, f32)] {
+        &self.out_list[self.out_start[k]..self.out_start[k + 1]]
     }
 
     fn of(&self, k: usize) -> &[(u32, f32, bool)] {
