@@ -82,14 +82,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         p.hw_enc() < iv.limit && self.ctx.order[iv.vreg.class() as usize].contains(&p)
     }
 
-    /// Is `p` free for `iv`? Registers refused for a fixed reservation are added to
-    /// `reserved`.
-    fn is_available(&self, p: PReg, iv: &LiveInterval, reserved: &mut PRegSet) -> bool {
-        if self.fixed_conflict(p, iv) {
-            reserved.add(p);
-            return false;
-        }
-        self.ctx.matrix.is_free(p, &iv.runs)
+    fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
+        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.runs)
     }
 
     /// The first free register, hints first. When there is none, every register of the
@@ -101,15 +95,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let hints = &self.ctx.scratch_hints;
         let mut reserved = PRegSet::empty();
+        // `is_available`, noting the registers a fixed reservation rules out.
+        let mut probe = |p: PReg| {
+            if self.fixed_conflict(p, iv) {
+                reserved.add(p);
+                return false;
+            }
+            self.ctx.matrix.is_free(p, &iv.runs)
+        };
         for &(p, _) in hints {
-            if self.may_hold(p, iv) && self.is_available(p, iv, &mut reserved) {
+            if self.may_hold(p, iv) && probe(p) {
                 return Some(p);
             }
         }
         // Every hint in the allocation order passed `may_hold` and was just found taken.
-        let found = self.order_for(iv).find(|&p| {
-            !hints.iter().any(|&(h, _)| h == p) && self.is_available(p, iv, &mut reserved)
-        });
+        let found = self
+            .order_for(iv)
+            .find(|&p| !hints.iter().any(|&(h, _)| h == p) && probe(p));
         if found.is_none() {
             self.ctx.reserved_for = Some((id, reserved));
         }
@@ -159,7 +161,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .iter()
                         .any(|o| o.as_fixed_nonallocatable() == Some(p))
                 })
-                && self.is_available(p, iv, &mut PRegSet::empty())
+                && self.is_available(p, iv)
         };
         // Breadth first over the copy graph: `values[..next]` have been scanned.
         let mut values = vec![iv.vreg];

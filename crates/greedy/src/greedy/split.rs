@@ -99,17 +99,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.an.freq.of(self.block_of_point(p))
     }
 
-    /// The uses of `iv` whose first point lies in `s` (uses are sorted by instruction,
-    /// so two binary searches find them).
-    fn uses_range<'i>(iv: &'i LiveInterval, s: &Segment) -> &'i [UseSite] {
-        let lo = iv.uses.partition_point(|u| u.first < s.start);
-        let hi = iv.uses.partition_point(|u| u.first < s.end);
-        &iv.uses[lo..hi.max(lo)]
-    }
-
-    /// `uses_range` for segments visited in increasing order: `at` carries the position
-    /// in `iv.uses` from one segment to the next, so a walk over all of an interval's
-    /// segments is one pass over its uses.
+    /// The uses of `iv` whose first point lies in `s`, for segments visited in
+    /// increasing order: `at` (0 before the first) carries the position in `iv.uses`
+    /// from one segment to the next, so a walk over all of an interval's segments is one
+    /// pass over its uses (sorted by instruction).
     fn uses_from<'i>(iv: &'i LiveInterval, at: &mut usize, s: &Segment) -> &'i [UseSite] {
         let uses = &iv.uses[..];
         while *at < uses.len() && uses[*at].first < s.start {
@@ -165,9 +158,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         blocks.clear();
         blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
         stack_cost.clear();
+        let mut at = 0;
         stack_cost.extend(iv.segments.iter().map(|s| {
             // Operands that accept the stack read the spill slot at no cost.
-            let needy = Self::uses_range(iv, s)
+            let needy = Self::uses_from(iv, &mut at, s)
                 .iter()
                 .filter(|u| self.needs_register(u))
                 .count();
@@ -409,12 +403,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// The part of block segment `s` from its first to its last use instruction, if it
     /// holds at least two of them (`uses`: the interval's uses that start in `s`); the
-    /// rest of `s` goes to `rest`. Boundaries fall on
-    /// instruction boundaries (or on `s`'s own ends).
+    /// rest of `s` goes to `rest`. Boundaries fall on instruction boundaries (or on
+    /// `s`'s own ends).
     fn carve_uses(&self, uses: &[UseSite], s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
         let mut insts = uses
             .iter()
-            .filter(|u| u.first >= s.start && u.first < s.end && self.needs_register(u))
+            .filter(|u| self.needs_register(u))
             .map(|u| u.inst.index() as u32);
         let first = insts.next()?;
         let last = insts.max()?;
