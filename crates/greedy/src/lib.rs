@@ -17,6 +17,7 @@ mod edits;
 pub mod fuzzing;
 mod greedy;
 mod lists;
+mod point_bits;
 mod slots;
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,16 @@ pub(crate) fn before(inst: Inst) -> Point {
     2 * inst.index() as u32
 }
 
+/// One past the last point any segment or reservation of `f` can reach (block ends are
+/// at `2 * insts`; the slack keeps a fixed def's copy at the last instruction inside).
+pub(crate) fn point_bound<F: Function + ?Sized>(f: &F) -> Point {
+    Point::try_from(f.num_insts())
+        .ok()
+        .and_then(|n| n.checked_mul(2))
+        .and_then(|p| p.checked_add(2))
+        .unwrap_or(Point::MAX)
+}
+
 pub(crate) fn point_inst(p: Point) -> Inst {
     Inst::new((p / 2) as usize)
 }

@@ -2,10 +2,13 @@
 //! intervals assigned to it (LLVM's `LiveRegMatrix` over `LiveIntervalUnion`s). Segments
 //! in one union never overlap, so a sorted structure keyed by segment start answers
 //! "which assigned intervals overlap this one on register P" in logarithmic time per
-//! segment. Fixed reservations (fixed operands, clobbers) live beside it, read-only.
+//! segment; beside it, the points the union covers as bits, which answer the far more
+//! frequent "is P free over this segment" with a few word loads. Fixed reservations
+//! (fixed operands, clobbers) live beside the matrix, read-only.
 
 use super::interval::{IntervalId, LiveInterval};
 use crate::analysis::intervals::{RegReservations, Segment};
+use crate::point_bits::PointBits;
 use regalloc2::{PReg, PRegSet, VReg};
 
 #[derive(Default)]
@@ -13,9 +16,18 @@ pub(crate) struct InterferenceMatrix {
     /// Per register index: the assigned segments, ordered by start.
     unions: Vec<Union>,
     /// Registers whose union has held something since the last reset: only those need
-    /// clearing, most functions touching a few of the 256 register indices.
+    /// clearing, most functions touching a few of the 256 register indices. The bits of
+    /// an untouched register are stale (sized for an earlier function) and never read:
+    /// its union is empty, which answers every probe first.
     touched: PRegSet,
+    /// Program points of the current function (`2 * insts`).
+    points: u32,
 }
+
+/// Longest segment (in points) whose probe reads the occupancy bits; a longer one asks
+/// the union, so that one probe never scans more than this many bits however long the
+/// segment (a value live across a huge loop nest).
+const MAX_BIT_PROBE: u32 = 64 * 32;
 
 /// One assigned segment in a register's union.
 #[derive(Clone, Copy)]
@@ -41,6 +53,8 @@ struct Union {
     /// Emptied chunks kept for reuse, so a union refilled for the next function (or
     /// after removals) does not allocate again.
     spare: Vec<Vec<Entry>>,
+    /// Exactly the points the entries cover.
+    bits: PointBits,
 }
 
 impl Union {
@@ -98,6 +112,24 @@ impl Union {
             Some((c, _)) => (c + 1, 0),
         };
         self.chunks.get(pos.0).map(|chunk| chunk[pos.1])
+    }
+
+    /// No entry overlaps `seg`. A short segment reads the bits (and leaves `pos` where
+    /// it was: a cursor behind the probed point stays valid, `seek` only moves forward);
+    /// a long one seeks. Only for a union that is not empty (its bits are current).
+    fn is_free_over(&self, pos: &mut (usize, usize), seg: Segment) -> bool {
+        let free = if seg.len() <= MAX_BIT_PROBE {
+            !self.bits.any(seg.start, seg.end)
+        } else {
+            self.seek(pos, seg.start).is_none_or(|e| e.start >= seg.end)
+        };
+        debug_assert_eq!(
+            free,
+            self.seek(&mut { FRESH }, seg.start)
+                .is_none_or(|e| e.start >= seg.end),
+            "occupancy bits disagree with the union over {seg:?}"
+        );
+        free
     }
 
     fn at(&self, (c, i): (usize, usize)) -> Entry {
@@ -200,17 +232,22 @@ impl Union {
 }
 
 impl InterferenceMatrix {
-    pub fn reset(&mut self) {
+    /// Empties every union, for a function of `points` program points.
+    pub fn reset(&mut self, points: u32) {
         for p in self.touched {
             self.unions[p.index()].clear();
         }
         self.touched = PRegSet::empty();
+        self.points = points;
         self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
 
     pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
-        self.touched.add(preg);
         let u = &mut self.unions[preg.index()];
+        if !self.touched.contains(preg) {
+            self.touched.add(preg);
+            u.bits.reset(self.points);
+        }
         for &s in &iv.runs {
             debug_assert!(
                 u.seek(&mut { FRESH }, s.start)
@@ -222,6 +259,7 @@ impl InterferenceMatrix {
                 end: s.end,
                 id,
             });
+            u.bits.insert(s.start, s.end);
         }
     }
 
@@ -229,6 +267,7 @@ impl InterferenceMatrix {
         let u = &mut self.unions[preg.index()];
         for &s in &iv.runs {
             u.remove(s.start);
+            u.bits.remove(s.start, s.end);
         }
     }
 
@@ -251,19 +290,20 @@ impl InterferenceMatrix {
     /// Is `preg` free over all of `segments` (sorted, disjoint; an interval's runs, so
     /// not merged again: whether touching segments are joined does not change the answer)?
     pub fn is_free(&self, preg: PReg, segments: &[Segment]) -> bool {
+        let u = &self.unions[preg.index()];
+        if u.is_empty() {
+            return true;
+        }
         let mut cursor = FreeCursor::default();
-        segments
-            .iter()
-            .all(|&s| self.is_free_from(preg, &mut cursor, s))
+        segments.iter().all(|&s| u.is_free_over(&mut cursor.0, s))
     }
 
     /// Is `preg` free over all of `seg`? Probes of disjoint segments in increasing order
     /// share `cursor` (start from `FreeCursor::default()`), so a walk over a value's
     /// segments costs steps from one probe to the next, not searches.
     pub fn is_free_from(&self, preg: PReg, cursor: &mut FreeCursor, seg: Segment) -> bool {
-        self.unions[preg.index()]
-            .seek(&mut cursor.0, seg.start)
-            .is_none_or(|e| e.start >= seg.end)
+        let u = &self.unions[preg.index()];
+        u.is_empty() || u.is_free_over(&mut cursor.0, seg)
     }
 
     /// The interval holding `preg` at point `p`, if any.

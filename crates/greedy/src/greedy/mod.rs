@@ -18,7 +18,7 @@ mod split;
 
 use crate::Stats;
 use crate::analysis::Analyses;
-use crate::analysis::intervals::{Segment, point_inst};
+use crate::analysis::intervals::{Segment, point_bound, point_inst};
 use crate::lists::Lists;
 use crate::slots::SpillSlots;
 use crate::{Options, Phase, phase_clock};
@@ -199,7 +199,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.vreg_slot.resize(nv, NO_SLOT);
         ctx.vreg_fixed_uses.clear();
         ctx.vreg_fixed_uses.resize(nv, false);
-        ctx.matrix.reset();
+        ctx.matrix.reset(point_bound(self.func));
         ctx.queue.clear();
         ctx.next_cascade = 1;
         ctx.reserved_for = None;
