@@ -16,10 +16,10 @@
 use super::Allocator;
 use super::csr::CSR_COST;
 use super::interval::IntervalId;
-use crate::analysis::intervals::{Point, before};
+use crate::analysis::intervals::{Point, before, point_inst};
 use cranelift_entity::SecondaryMap;
 use log::debug;
-use regalloc2::{Block, Function, PReg, VReg};
+use regalloc2::{Function, PReg, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
@@ -51,6 +51,8 @@ pub(crate) struct CopyGraph {
     /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
     failed_at: Vec<u32>,
     broken: Vec<u32>,
+    /// Piece changes on CFG edges: ((block, predecessor index, vreg), edge).
+    crossings: Vec<((u32, u32, u32), (IntervalId, IntervalId, f32))>,
 }
 
 /// `CopyGraph::failed_at` of a copy not tried yet.
@@ -255,7 +257,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let (s, e) = g.pieces.of[v as usize];
             for w in g.pieces.runs[s as usize..e as usize].windows(2) {
                 let ((_, p, a), (q, _, b)) = (w[0], w[1]);
-                let inst = crate::analysis::intervals::point_inst(p);
+                let inst = point_inst(p);
                 let block = cfg.block_of(inst);
                 let block_start = p % 2 == 0 && f.block_insns(block).first() == inst;
                 if p == q && a != b && !block_start {
@@ -263,28 +265,40 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
         }
-        for b in 0..f.num_blocks() {
-            let succ = Block::new(b);
-            let start = before(f.block_insns(succ).first());
-            for &pred in f.block_preds(succ) {
-                let end = before(f.block_insns(pred).last()) + 1;
-                let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
-                for &v in &self.an.live.livein[b] {
-                    // One piece is on both sides of the edge, too many are never looked at.
-                    let pieces = self.ctx.vreg_pieces[v.vreg()].len();
-                    if !(2..=MAX_PIECES).contains(&pieces) {
-                        continue;
-                    }
+        // Across CFG edges: only split values can change piece on an edge, so walk each
+        // one's live-in blocks (its segments starting a block other than its def block)
+        // instead of every live-in value of every block. The edges are then put in the
+        // order of a walk over blocks, predecessors and live-in values (sorted by vreg),
+        // which the order broken copies are mended in depends on.
+        let mut crossings = std::mem::take(&mut g.crossings);
+        crossings.clear();
+        for &v in &g.pieces.vregs {
+            let class = self.an.live.class[v as usize].unwrap_or(regalloc2::RegClass::Int);
+            let vreg = VReg::new(v as usize, class);
+            let def_block = self.an.live.def_block[v as usize];
+            for s in self.an.intervals.segments_of(vreg) {
+                let succ = cfg.block_of(point_inst(s.start));
+                let start = before(f.block_insns(succ).first());
+                if s.start != start || succ == def_block {
+                    continue;
+                }
+                debug_assert!(self.an.live.livein[succ.index()].contains(&vreg));
+                for (k, &pred) in f.block_preds(succ).iter().enumerate() {
+                    let end = before(f.block_insns(pred).last()) + 1;
                     if let (Some(x), Some(y)) = (
-                        self.piece_at(&g.pieces, v, end),
-                        self.piece_at(&g.pieces, v, start),
+                        self.piece_at(&g.pieces, vreg, end),
+                        self.piece_at(&g.pieces, vreg, start),
                     ) && x != y
                     {
-                        g.edges.push((x, y, freq));
+                        let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
+                        crossings.push(((succ.index() as u32, k as u32, v), (x, y, freq)));
                     }
                 }
             }
         }
+        crossings.sort_unstable_by_key(|&(key, _)| key);
+        g.edges.extend(crossings.iter().map(|&(_, edge)| edge));
+        g.crossings = crossings;
     }
 
     /// Moves the copy-connected group of `seed` that shares its register to `target`,

@@ -189,6 +189,7 @@ impl Union {
     }
 
     fn insert(&mut self, e: Entry) {
+        self.bits.insert(e.start, e.end);
         if self.chunks.is_empty() {
             let mut chunk = self.new_chunk();
             chunk.push(e);
@@ -219,7 +220,8 @@ impl Union {
         };
         let chunk = &mut self.chunks[c];
         if let Ok(i) = chunk.binary_search_by_key(&start, |x| x.start) {
-            chunk.remove(i);
+            let e = chunk.remove(i);
+            self.bits.remove(e.start, e.end);
             if chunk.is_empty() {
                 self.heads.remove(c);
                 let emptied = self.chunks.remove(c);
@@ -259,7 +261,6 @@ impl InterferenceMatrix {
                 end: s.end,
                 id,
             });
-            u.bits.insert(s.start, s.end);
         }
     }
 
@@ -267,7 +268,6 @@ impl InterferenceMatrix {
         let u = &mut self.unions[preg.index()];
         for &s in &iv.runs {
             u.remove(s.start);
-            u.bits.remove(s.start, s.end);
         }
     }
 
@@ -395,6 +395,7 @@ mod tests {
     #[test]
     fn union_matches_a_plain_list() {
         let mut u = Union::default();
+        u.bits.reset(8_100);
         let mut model: Vec<(u32, u32, usize)> = Vec::new();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: u64| {
@@ -482,6 +483,12 @@ mod tests {
             let mut got_ids = Vec::new();
             u.overlapping(&segs, &mut got_ids, usize::MAX);
             assert_eq!(got_ids, want, "overlapping {segs:?}");
+            // Freedom over each segment, from the bits or the union, as the list says.
+            let mut cursor = FRESH;
+            for &s in &segs {
+                let free = !model.iter().any(|&(a, b, _)| a < s.end && b > s.start);
+                assert_eq!(u.is_free_over(&mut cursor, s), free, "free over {s:?}");
+            }
             // Stepping backward from the last entry before `p` visits every earlier one.
             let mut walked = Vec::new();
             if let Some(mut pos) = u.last_before(p) {
