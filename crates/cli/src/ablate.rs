@@ -1,17 +1,24 @@
 //! `ragreedy ablate`: what each of our mechanisms buys. On the fuzz corpus (the seeds and
-//! generator options of `ragreedy stress`, so figures are comparable), allocate every
-//! function with ion once and with our allocator at `Options::default()` and with one
-//! option turned off at a time; check every output; print one Markdown table per
-//! register count: geomean weighted-cost ratio against ion, total weighted cost, Σ spill
-//! slots, Σ moves, and the statistics counter of the mechanism turned off.
+//! generator options of `ragreedy stress`, so figures are comparable) and, with `--wasm`,
+//! on real modules compiled by Wasmtime, allocate every function with ion once and with
+//! our allocator at `Options::default()` and with one option turned off at a time; check
+//! every output; print one Markdown table per corpus: geomean weighted-cost ratio against
+//! ion, total weighted cost, Σ spill slots, Σ moves, allocation time against the default
+//! configuration, and the statistics counter of the mechanism turned off.
+//!
+//! Time: each configuration allocates the whole corpus `--reps` times, configurations
+//! interleaved per repetition, and keeps each function's fastest run; the column is the
+//! sum of those over the default configuration's sum.
 
 use crate::mechanisms::{MECHANISMS, Mechanism};
 use clap::Args;
+use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{check, cost, fuzzgen};
 use regalloc_greedy::{Options, Stats};
-use regalloc2::fuzzing::func::Func;
 use regalloc2::{MachineEnv, RegallocOptions};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct AblateArgs {
@@ -28,6 +35,13 @@ pub struct AblateArgs {
     /// Also a table for the full environment when `--regs` is given.
     #[arg(long)]
     pub full: bool,
+    /// Also a table over every function Wasmtime compiles from these modules (`.wasm`
+    /// files or folders searched for them), each in its own environment.
+    #[arg(long)]
+    pub wasm: Vec<PathBuf>,
+    /// Timed passes over each corpus per configuration (each function's fastest kept).
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
 }
 
 /// One configuration: its name, the options, and the mechanism turned off (whose counter
@@ -56,9 +70,24 @@ fn configs() -> Vec<Config> {
 
 /// One function of the corpus with ion's result.
 struct Case {
-    func: Func,
+    func: TestFunc,
+    env: MachineEnv,
     /// ion's weighted cost and spill slots, when it allocates.
     ion: Option<cost::Cost>,
+}
+
+impl Case {
+    fn new(func: TestFunc, env: MachineEnv) -> Case {
+        // ion panics on some over-constrained inputs (regalloc2#222): no ion figure then.
+        let ion = catch_unwind(AssertUnwindSafe(|| {
+            regalloc2::run(&func, &env, &RegallocOptions::default())
+        }));
+        let ion = match ion {
+            Ok(Ok(out)) => Some(cost::cost(&func, &env, &out)),
+            _ => None,
+        };
+        Case { func, env, ion }
+    }
 }
 
 #[derive(Default)]
@@ -69,6 +98,8 @@ struct Row {
     /// ion's cost over the same functions as `total`.
     ion_total: cost::Cost,
     stats: Stats,
+    /// Σ over functions of the fastest allocation.
+    time: Duration,
     checker_failures: usize,
     errors: usize,
     errors_where_ion_allocates: usize,
@@ -84,21 +115,37 @@ pub fn main(args: AblateArgs) -> i32 {
     let configs = configs();
     std::panic::set_hook(Box::new(|_| {}));
     let mut failed = false;
+    let mut tables: Vec<(String, Vec<Case>)> = Vec::new();
+    if !args.wasm.is_empty() {
+        match wasm_corpus(&args.wasm) {
+            Ok(cases) => tables.push(("Wasm modules (as compiled by Wasmtime)".into(), cases)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+    }
     for regs in envs {
-        let env = fuzzgen::stress_env(regs);
-        let cases = corpus(&args, regs, &env);
-        let rows: Vec<Row> = configs.iter().map(|c| measure(&cases, &env, c)).collect();
+        let title = match regs {
+            Some(k) => format!("fuzz corpus, {k} registers per class"),
+            None => "fuzz corpus, full environment".into(),
+        };
+        tables.push((title, fuzz_corpus(&args, regs)));
+    }
+    for (title, cases) in &tables {
+        let rows = measure(cases, &configs, args.reps.max(1));
         failed |= rows
             .iter()
             .any(|r| r.checker_failures > 0 || r.errors_where_ion_allocates > 0);
-        print_table(regs, &cases, &configs, &rows);
+        print_table(title, cases, &configs, &rows);
     }
     let _ = std::panic::take_hook();
     i32::from(failed)
 }
 
 /// The functions `ragreedy stress --seed S --count N [--regs K]` allocates, in order.
-fn corpus(args: &AblateArgs, regs: Option<usize>, env: &MachineEnv) -> Vec<Case> {
+fn fuzz_corpus(args: &AblateArgs, regs: Option<usize>) -> Vec<Case> {
+    let env = fuzzgen::stress_env(regs);
     let mut cases = Vec::with_capacity(args.count);
     let mut s = args.seed;
     while cases.len() < args.count {
@@ -108,72 +155,101 @@ fn corpus(args: &AblateArgs, regs: Option<usize>, env: &MachineEnv) -> Vec<Case>
         let Some(func) = fuzzgen::func_from_seed(seed, &opts) else {
             continue;
         };
-        // ion panics on some over-constrained inputs (regalloc2#222): no ion figure then.
-        let ion = catch_unwind(AssertUnwindSafe(|| {
-            regalloc2::run(&func, env, &RegallocOptions::default())
-        }));
-        let ion = match ion {
-            Ok(Ok(out)) => Some(cost::cost(&func, env, &out)),
-            _ => None,
-        };
-        cases.push(Case { func, ion });
+        cases.push(Case::new(TestFunc::from_function(&func), env.clone()));
     }
     cases
 }
 
-fn measure(cases: &[Case], env: &MachineEnv, config: &Config) -> Row {
-    let mut row = Row::default();
-    let mut ctx = regalloc_greedy::Context::new();
-    for case in cases {
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            regalloc_greedy::run_with_context(&case.func, env, &config.options, &mut ctx)
-        }));
-        let out = match result {
-            Err(_) => {
-                ctx = regalloc_greedy::Context::new();
-                row.checker_failures += 1;
-                continue;
-            }
-            Ok(Err(_)) => {
-                row.errors += 1;
-                row.errors_where_ion_allocates += usize::from(case.ion.is_some());
-                continue;
-            }
-            Ok(Ok(out)) => out,
-        };
-        if check::check_output(&case.func, env, &out).is_err() {
-            row.checker_failures += 1;
-            continue;
-        }
-        row.stats += *ctx.stats();
-        let ours = cost::cost(&case.func, env, &out);
-        if let Some(ion) = case.ion {
-            row.log_ratio += ((ours.weighted as f64 + 1.0) / (ion.weighted as f64 + 1.0)).ln();
-            row.compared += 1;
-            row.total += ours;
-            row.ion_total += ion;
-        }
+/// Every regalloc2 call Wasmtime makes compiling the modules found at `paths`.
+fn wasm_corpus(paths: &[PathBuf]) -> Result<Vec<Case>, String> {
+    let modules = ragreedy_wasm::discover::modules(paths).map_err(|e| e.to_string())?;
+    let mut cases = Vec::new();
+    for m in &modules {
+        let captured = ragreedy_wasm::capture::capture_file(m).map_err(|e| e.to_string())?;
+        cases.extend(captured.into_iter().map(|c| Case::new(c.func, c.env)));
     }
-    row
+    Ok(cases)
 }
 
-fn print_table(regs: Option<usize>, cases: &[Case], configs: &[Config], rows: &[Row]) {
+/// Allocates `cases` with every configuration, `reps` times, configurations interleaved
+/// per repetition so that a slow stretch of the machine hits them all alike; outcomes are
+/// taken from the first repetition (allocation is deterministic).
+fn measure(cases: &[Case], configs: &[Config], reps: usize) -> Vec<Row> {
+    let mut rows: Vec<Row> = configs.iter().map(|_| Row::default()).collect();
+    let mut fastest = vec![vec![Duration::MAX; cases.len()]; configs.len()];
+    let mut ctxs: Vec<regalloc_greedy::Context> = configs
+        .iter()
+        .map(|_| regalloc_greedy::Context::new())
+        .collect();
+    for rep in 0..reps {
+        for (k, config) in configs.iter().enumerate() {
+            let (row, ctx) = (&mut rows[k], &mut ctxs[k]);
+            for (i, case) in cases.iter().enumerate() {
+                let start = Instant::now();
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    regalloc_greedy::run_with_context(&case.func, &case.env, &config.options, ctx)
+                }));
+                fastest[k][i] = fastest[k][i].min(start.elapsed());
+                if rep == 0 {
+                    record(row, case, ctx, result);
+                }
+            }
+        }
+    }
+    for (row, times) in rows.iter_mut().zip(&fastest) {
+        row.time = times.iter().sum();
+    }
+    rows
+}
+
+/// Checks one allocation and adds it to `row`.
+fn record(
+    row: &mut Row,
+    case: &Case,
+    ctx: &mut regalloc_greedy::Context,
+    result: std::thread::Result<Result<regalloc2::Output, regalloc2::RegAllocError>>,
+) {
+    let out = match result {
+        Err(_) => {
+            *ctx = regalloc_greedy::Context::new();
+            row.checker_failures += 1;
+            return;
+        }
+        Ok(Err(_)) => {
+            row.errors += 1;
+            row.errors_where_ion_allocates += usize::from(case.ion.is_some());
+            return;
+        }
+        Ok(Ok(out)) => out,
+    };
+    if check::check_output(&case.func, &case.env, &out).is_err() {
+        row.checker_failures += 1;
+        return;
+    }
+    row.stats += *ctx.stats();
+    let ours = cost::cost(&case.func, &case.env, &out);
+    if let Some(ion) = case.ion {
+        row.log_ratio += ((ours.weighted as f64 + 1.0) / (ion.weighted as f64 + 1.0)).ln();
+        row.compared += 1;
+        row.total += ours;
+        row.ion_total += ion;
+    }
+}
+
+fn print_table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) {
     let ion = rows[0].ion_total;
     let ion_ok = cases.iter().filter(|c| c.ion.is_some()).count();
-    match regs {
-        Some(k) => println!("\n### fuzz corpus, {k} registers per class\n"),
-        None => println!("\n### fuzz corpus, full environment\n"),
-    }
+    println!("\n### {title}\n");
     println!(
         "{} functions, ion allocates {ion_ok}; costs over the functions both allocate (ion's row: beside the default).\n",
         cases.len()
     );
     println!(
-        "| configuration | geomean vs ion | weighted cost | Σ spill slots | Σ moves | mechanism counter (default → off) | failures |"
+        "| configuration | geomean vs ion | weighted cost | Σ spill slots | Σ moves | time vs default | mechanism counter (default → off) | failures |"
     );
-    println!("|---|---:|---:|---:|---:|---|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---|---:|");
     println!(
-        "| ion | 1.0000 | {} | {} | {} | | |",
+        "| ion | 1.0000 | {} | {} | {} | | | |",
         ion.weighted,
         ion.num_spillslots,
         moves(&ion)
@@ -194,8 +270,9 @@ fn print_table(regs: Option<usize>, cases: &[Case], configs: &[Config], rows: &[
         } else {
             f64::NAN
         };
+        let time = row.time.as_secs_f64() / default.time.as_secs_f64().max(1e-9);
         println!(
-            "| {} | {geomean:.4} | {} | {} | {} | {counter} | {} |",
+            "| {} | {geomean:.4} | {} | {} | {} | {time:.3} | {counter} | {} |",
             config.name,
             row.total.weighted,
             row.total.num_spillslots,

@@ -167,3 +167,33 @@ fn bench_and_compare_measure_the_good_modules_and_fail_on_the_bad_one() {
     assert!(stdout.contains("loop.wasm#0"), "{stdout}");
     assert!(text(&out.stderr).contains("broken.wasm: "));
 }
+
+#[test]
+fn ablate_tabulates_a_wasm_module_beside_the_fuzz_corpus() {
+    let dir = scratch("cli-ablate");
+    std::fs::write(dir.join("loop.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    let out = ragreedy(
+        &[
+            "ablate", "--wasm", ".", "--regs", "4", "--count", "10", "--reps", "1",
+        ],
+        &dir,
+    );
+    let stdout = common::success_stdout(&out);
+    let tables: Vec<&str> = stdout.split("\n### ").skip(1).collect();
+    assert_eq!(tables.len(), 2, "{stdout}");
+    assert!(tables[0].starts_with("Wasm modules"), "{stdout}");
+    assert!(
+        tables[1].starts_with("fuzz corpus, 4 registers"),
+        "{stdout}"
+    );
+    for table in tables {
+        // ion, the default, then one row per mechanism turned off; every row checked.
+        let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+        assert!(rows.len() > 3, "{table}");
+        let default = rows.iter().find(|r| r.starts_with("| default |")).unwrap();
+        assert!(default.contains("| 1.000 |"), "{default}");
+        for row in rows.iter().skip(2) {
+            assert!(row.ends_with("| 0 |"), "a configuration failed: {row}");
+        }
+    }
+}
