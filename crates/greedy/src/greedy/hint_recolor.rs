@@ -51,8 +51,15 @@ pub(crate) struct CopyGraph {
     /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
     failed_at: Vec<u32>,
     broken: Vec<u32>,
-    /// Piece changes on CFG edges: ((block, predecessor index, vreg), edge).
-    crossings: Vec<((u32, u32, u32), (IntervalId, IntervalId, f32))>,
+    crossings: Vec<EdgeCrossing>,
+}
+
+/// A split value changing piece on a CFG edge: the copy between its two pieces, keyed by
+/// where a walk over blocks, their predecessors and live-in values (by vreg) meets it.
+#[derive(Clone, Copy)]
+struct EdgeCrossing {
+    key: (u32, u32, u32),
+    copy: (IntervalId, IntervalId, f32),
 }
 
 /// `CopyGraph::failed_at` of a copy not tried yet.
@@ -291,13 +298,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     ) && x != y
                     {
                         let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
-                        crossings.push(((succ.index() as u32, k as u32, v), (x, y, freq)));
+                        crossings.push(EdgeCrossing {
+                            key: (succ.index() as u32, k as u32, v),
+                            copy: (x, y, freq),
+                        });
                     }
                 }
             }
         }
-        crossings.sort_unstable_by_key(|&(key, _)| key);
-        g.edges.extend(crossings.iter().map(|&(_, edge)| edge));
+        crossings.sort_unstable_by_key(|c| c.key);
+        g.edges.extend(crossings.iter().map(|c| c.copy));
         g.crossings = crossings;
     }
 
