@@ -123,6 +123,9 @@ pub struct Stats {
     /// Block splits: a local piece per block with at least two use instructions, the rest
     /// spilled.
     pub block_splits: usize,
+    /// Pieces of block splits that keep all the value's blocks of one loop (the value
+    /// also lives outside it) instead of one piece per block.
+    pub loop_split_pieces: usize,
     /// Instruction splits: an interval in one block whose uses are pinned to fixed
     /// registers, split around them.
     pub instruction_splits: usize,
@@ -318,6 +321,7 @@ impl std::ops::AddAssign for Stats {
             region_splits,
             compact_region_splits,
             block_splits,
+            loop_split_pieces,
             instruction_splits,
             spills,
             deferred_spills,
@@ -345,6 +349,7 @@ impl std::ops::AddAssign for Stats {
         self.region_splits += region_splits;
         self.compact_region_splits += compact_region_splits;
         self.block_splits += block_splits;
+        self.loop_split_pieces += loop_split_pieces;
         self.instruction_splits += instruction_splits;
         self.spills += spills;
         self.deferred_spills += deferred_spills;

@@ -290,3 +290,51 @@ fn split_pieces_weigh_only_their_own_copies() {
     let c = ragreedy_testkit::cost::cost(&f, &e, &out);
     assert!(c.weighted < 194, "{c:?} {stats:?}");
 }
+
+/// `v` lives through 300 blocks (too many for a region split, so a block split serves
+/// it) where two heavier values hold both registers, then through a loop that uses it
+/// once in each of its three blocks and leaves a register free. The block split keeps
+/// the loop's blocks whole in one piece, which takes the free register: one reload
+/// before the loop. (One piece per block with two uses or more would leave every loop
+/// use to a reload of its own, three per iteration.)
+#[test]
+fn block_split_keeps_a_loop_whole() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, a, c) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_def(c)]);
+    let mut prev = b0;
+    for _ in 0..300 {
+        let next = b.block();
+        b.jump(prev, next, &[]);
+        b.inst(next, &[Operand::reg_use(a), Operand::reg_use(c)]);
+        prev = next;
+    }
+    // Loop: header h, body m, latch l (exits to e or goes back through back).
+    let (h, m, l, back, e) = (b.block(), b.block(), b.block(), b.block(), b.block());
+    b.jump(prev, h, &[]);
+    b.inst(h, &[Operand::reg_use(v)]);
+    b.jump(h, m, &[]);
+    b.inst(m, &[Operand::reg_use(v)]);
+    b.jump(m, l, &[]);
+    b.inst(l, &[Operand::reg_use(v)]);
+    b.branch(l, &[], &[(back, &[]), (e, &[])]);
+    b.jump(back, h, &[]);
+    b.ret(e, &[Operand::reg_use(v)]);
+    let f = b.build().func;
+    let (out, stats) = alloc_split(&f, &env(2, 0));
+    let loop_insts = f.block_insns(h).first().index()..=f.block_insns(back).last().index();
+    for (point, Edit::Move { from, to }) in &out.edits {
+        assert!(
+            !loop_insts.contains(&point.inst().index()),
+            "move {from} -> {to} at {point:?} inside the loop"
+        );
+    }
+    assert!(stats.loop_split_pieces >= 1, "{stats:?}");
+}
