@@ -230,7 +230,7 @@ fn page(
         ),
         (
             "scale",
-            "Generated Cranelift-x64-shaped functions (`crates/cli/src/compare/scale.rs`): \
+            "Generated Cranelift-x64-shaped functions (`crates/testkit/src/scale.rs`): \
              straight code and loops nested up to depth 3, two-address ops, calls with SysV \
              clobbers, a few dozen values live at every point (a long-lived pool plus a \
              window of recent values), so every size spills. The corpus goes from 1k to 1M \

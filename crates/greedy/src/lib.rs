@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod analysis;
+mod assignment;
 mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
@@ -379,6 +380,7 @@ pub struct Context {
     stats: Stats,
     analyses: analysis::Analyses,
     greedy: greedy::GreedyCtx,
+    assignment: assignment::Assignment,
     edits: edits::EditsCtx,
 }
 
@@ -415,12 +417,14 @@ pub fn run_with_context<F: Function + ?Sized>(
     let t = phase_clock(options);
     ctx.analyses.compute(func)?;
     ctx.stats.phases.since(Phase::Analyses, t);
+    ctx.assignment.reset(func, env);
     greedy::Allocator {
         func,
         env,
         options,
         an: &ctx.analyses,
         ctx: &mut ctx.greedy,
+        out: &mut ctx.assignment,
         stats: &mut ctx.stats,
         priority: greedy::advisor::DefaultPriority,
         eviction: greedy::advisor::DefaultEviction,
@@ -433,7 +437,7 @@ pub fn run_with_context<F: Function + ?Sized>(
         env,
         options,
         an: &ctx.analyses,
-        g: &mut ctx.greedy,
+        a: &mut ctx.assignment,
         ctx: &mut ctx.edits,
         stats: &mut ctx.stats,
     }

@@ -5,10 +5,7 @@
 //! Greedy keeps one reusable [`regalloc_greedy::Context`] per thread, as Cranelift keeps one
 //! regalloc2 `Ctx` per compiling thread.
 
-use regalloc2::{
-    Block, Function, Inst, InstRange, MachineEnv, Operand, Output, PRegSet, RegAllocError,
-    RegClass, RegallocOptions, Selection, VReg,
-};
+use regalloc2::{Function, MachineEnv, Output, RegAllocError, RegallocOptions, Selection};
 use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
@@ -30,7 +27,8 @@ fn greedy_hook(
     let greedy_options = regalloc_greedy::Options::default();
     let mut ctx = GREEDY_CTX.take();
     // The allocator asks `spillslot_size` only for classes it spills, so Cranelift's x64
-    // backend (no vector class) needs no wrapper here; the dump still does.
+    // backend (no vector class) needs no wrapper here; serializing a function does
+    // (`regalloc2::DynFunction::vector_spills_as_float`).
     let result = regalloc_greedy::run_with_context(func, env, &greedy_options, &mut ctx);
     GREEDY_CTX.set(ctx);
     result
@@ -96,68 +94,5 @@ impl FromStr for Allocator {
             .into_iter()
             .find(|a| a.name() == s)
             .ok_or_else(|| format!("unknown allocator `{s}` (greedy, ion or fastalloc)"))
-    }
-}
-
-/// Cranelift's x64 `Function` hits `unreachable!` when asked the spill-slot size of the vector
-/// class (x64 keeps vectors in the float class), yet regalloc2's `SerializableFunction::new`
-/// asks for all three classes. No x64
-/// vreg is ever in the vector class, so any answer is inert: the float class's size is given.
-pub struct NoVectorClass<'a>(pub &'a dyn Function);
-
-impl Function for NoVectorClass<'_> {
-    fn num_insts(&self) -> usize {
-        self.0.num_insts()
-    }
-    fn num_blocks(&self) -> usize {
-        self.0.num_blocks()
-    }
-    fn entry_block(&self) -> Block {
-        self.0.entry_block()
-    }
-    fn block_insns(&self, block: Block) -> InstRange {
-        self.0.block_insns(block)
-    }
-    fn block_succs(&self, block: Block) -> &[Block] {
-        self.0.block_succs(block)
-    }
-    fn block_preds(&self, block: Block) -> &[Block] {
-        self.0.block_preds(block)
-    }
-    fn block_params(&self, block: Block) -> &[VReg] {
-        self.0.block_params(block)
-    }
-    fn is_ret(&self, insn: Inst) -> bool {
-        self.0.is_ret(insn)
-    }
-    fn is_branch(&self, insn: Inst) -> bool {
-        self.0.is_branch(insn)
-    }
-    fn branch_blockparams(&self, block: Block, insn: Inst, succ_idx: usize) -> &[VReg] {
-        self.0.branch_blockparams(block, insn, succ_idx)
-    }
-    fn inst_operands(&self, insn: Inst) -> &[Operand] {
-        self.0.inst_operands(insn)
-    }
-    fn inst_clobbers(&self, insn: Inst) -> PRegSet {
-        self.0.inst_clobbers(insn)
-    }
-    fn num_vregs(&self) -> usize {
-        self.0.num_vregs()
-    }
-    fn debug_value_labels(&self) -> &[(VReg, Inst, Inst, u32)] {
-        self.0.debug_value_labels()
-    }
-    fn spillslot_size(&self, regclass: RegClass) -> usize {
-        match regclass {
-            RegClass::Vector => self.0.spillslot_size(RegClass::Float),
-            rc => self.0.spillslot_size(rc),
-        }
-    }
-    fn multi_spillslot_named_by_last_slot(&self) -> bool {
-        self.0.multi_spillslot_named_by_last_slot()
-    }
-    fn allow_multiple_vreg_defs(&self) -> bool {
-        self.0.allow_multiple_vreg_defs()
     }
 }

@@ -7,7 +7,6 @@
 //! does the allocation here so that a broken allocator cannot stop a dump.
 
 use crate::Allocator;
-use crate::alloc::NoVectorClass;
 use crate::host;
 use crate::program::func_key;
 use cranelift_codegen::control::ControlPlane;
@@ -39,9 +38,10 @@ pub fn dump_source(text: &str) -> Result<(Vec<Captured>, Vec<String>), String> {
         let sink: Rc<RefCell<Vec<SerializableFunction>>> = Rc::default();
         let sink2 = sink.clone();
         let capture = Box::new(move |f: &dyn Function, env: &MachineEnv| {
-            sink2
-                .borrow_mut()
-                .push(SerializableFunction::new(&NoVectorClass(f), env.clone()));
+            sink2.borrow_mut().push(SerializableFunction::new(
+                &regalloc2::DynFunction::vector_spills_as_float(f),
+                env.clone(),
+            ));
         });
         let mut ctx = cranelift_codegen::Context::for_function(func.clone());
         let result = Allocator::Ion.with(|| {

@@ -249,64 +249,99 @@ pub fn original_run(
     env: &MachineEnv,
     options: &RegallocOptions,
 ) -> Result<Output, RegAllocError> {
-    upstream::run(&DynFunction(func), env, options)
+    upstream::run(&DynFunction::new(func), env, options)
 }
 
 /// `&dyn Function` as a sized `Function`, to call generic regalloc2 APIs (`run`,
 /// `SerializableFunction::new`, the checker) from a hook. Every method forwards, including the
-/// ones with default bodies, so the wrapper is indistinguishable from the wrapped function.
-pub struct DynFunction<'a>(pub &'a dyn Function);
+/// ones with default bodies, so the wrapper built by [`DynFunction::new`] is indistinguishable
+/// from the wrapped function.
+///
+/// The one deliberate difference is [`DynFunction::vector_spills_as_float`], for a quirk of
+/// Cranelift's x64 backend: its `Function` hits `unreachable!` when asked the spill-slot size
+/// of the vector class (x64 keeps vectors in the float class), yet code that serializes or
+/// replays a function (regalloc2's `SerializableFunction::new`) asks for all three classes.
+/// No x64 vreg is ever in the vector class, so any answer is inert; that wrapper gives the
+/// float class's size.
+pub struct DynFunction<'a> {
+    func: &'a dyn Function,
+    vector_spills_as_float: bool,
+}
+
+impl<'a> DynFunction<'a> {
+    /// Forwards every method unchanged.
+    pub fn new(func: &'a dyn Function) -> Self {
+        DynFunction {
+            func,
+            vector_spills_as_float: false,
+        }
+    }
+
+    /// Forwards every method, except that the vector class's spill-slot size is the float
+    /// class's (Cranelift x64's quirk, see the type's documentation).
+    pub fn vector_spills_as_float(func: &'a dyn Function) -> Self {
+        DynFunction {
+            func,
+            vector_spills_as_float: true,
+        }
+    }
+}
 
 impl Function for DynFunction<'_> {
     fn num_insts(&self) -> usize {
-        self.0.num_insts()
+        self.func.num_insts()
     }
     fn num_blocks(&self) -> usize {
-        self.0.num_blocks()
+        self.func.num_blocks()
     }
     fn entry_block(&self) -> Block {
-        self.0.entry_block()
+        self.func.entry_block()
     }
     fn block_insns(&self, block: Block) -> InstRange {
-        self.0.block_insns(block)
+        self.func.block_insns(block)
     }
     fn block_succs(&self, block: Block) -> &[Block] {
-        self.0.block_succs(block)
+        self.func.block_succs(block)
     }
     fn block_preds(&self, block: Block) -> &[Block] {
-        self.0.block_preds(block)
+        self.func.block_preds(block)
     }
     fn block_params(&self, block: Block) -> &[VReg] {
-        self.0.block_params(block)
+        self.func.block_params(block)
     }
     fn is_ret(&self, insn: Inst) -> bool {
-        self.0.is_ret(insn)
+        self.func.is_ret(insn)
     }
     fn is_branch(&self, insn: Inst) -> bool {
-        self.0.is_branch(insn)
+        self.func.is_branch(insn)
     }
     fn branch_blockparams(&self, block: Block, insn: Inst, succ_idx: usize) -> &[VReg] {
-        self.0.branch_blockparams(block, insn, succ_idx)
+        self.func.branch_blockparams(block, insn, succ_idx)
     }
     fn inst_operands(&self, insn: Inst) -> &[Operand] {
-        self.0.inst_operands(insn)
+        self.func.inst_operands(insn)
     }
     fn inst_clobbers(&self, insn: Inst) -> PRegSet {
-        self.0.inst_clobbers(insn)
+        self.func.inst_clobbers(insn)
     }
     fn num_vregs(&self) -> usize {
-        self.0.num_vregs()
+        self.func.num_vregs()
     }
     fn debug_value_labels(&self) -> &[(VReg, Inst, Inst, u32)] {
-        self.0.debug_value_labels()
+        self.func.debug_value_labels()
     }
     fn spillslot_size(&self, regclass: RegClass) -> usize {
-        self.0.spillslot_size(regclass)
+        match regclass {
+            RegClass::Vector if self.vector_spills_as_float => {
+                self.func.spillslot_size(RegClass::Float)
+            }
+            rc => self.func.spillslot_size(rc),
+        }
     }
     fn multi_spillslot_named_by_last_slot(&self) -> bool {
-        self.0.multi_spillslot_named_by_last_slot()
+        self.func.multi_spillslot_named_by_last_slot()
     }
     fn allow_multiple_vreg_defs(&self) -> bool {
-        self.0.allow_multiple_vreg_defs()
+        self.func.allow_multiple_vreg_defs()
     }
 }

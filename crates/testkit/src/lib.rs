@@ -8,6 +8,8 @@
 //! - [`cost`]: the docs/metrics.md weighted cost;
 //! - [`fuzzgen`]: deterministic fuzzer `Func`s and restricted environments;
 //! - [`cranelift_like`]: a generator of Cranelift-shaped functions `Func` never produces;
+//! - [`scale`]: the `scale` corpus, generated functions from 1k to 1M instructions in the
+//!   shapes of real code's outliers;
 //! - [`validate`]: regalloc2's input rules, checked without ever panicking;
 //! - [`text`]: a human-readable text format for a function and its environment;
 //! - [`shrink`]: automatic shrinking of a failing function, keeping it valid.
@@ -20,6 +22,7 @@ pub mod corpus;
 pub mod cost;
 pub mod cranelift_like;
 pub mod fuzzgen;
+pub mod scale;
 pub mod shrink;
 pub mod text;
 pub mod validate;

@@ -9,7 +9,6 @@
 use crate::FileError;
 use crate::engine::{self, Compilation};
 use ragreedy_jit::Allocator;
-use ragreedy_jit::alloc::NoVectorClass;
 use ragreedy_testkit::builder::TestFunc;
 use regalloc2::{Function, MachineEnv};
 use std::cell::RefCell;
@@ -40,7 +39,7 @@ pub fn capture_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<CapturedFunction>,
         let index = v.len();
         v.push(CapturedFunction {
             index,
-            func: TestFunc::from_function(&NoVectorClass(f)),
+            func: TestFunc::from_function(&regalloc2::DynFunction::vector_spills_as_float(f)),
             env: env.clone(),
         });
     });

@@ -1,14 +1,14 @@
 //! The corpora of docs/metrics.md as lists of [`Case`]s: `cranelift` (Cranelift's regalloc2 inputs
 //! for the bench programs: the committed dump embedded in the binary, or a fresh capture),
 //! `fuzz` (regalloc2 fuzzer `Func`s from fixed seeds at several register pressures), `scale`
-//! (the generated functions of [`super::scale`]), and any directory of dumped functions.
+//! (the generated functions of `ragreedy_testkit::scale`), and any directory of dumped functions.
 //!
 //! Every function is converted to testkit's `TestFunc` (a plain `Vec`-backed `Function`, like
 //! regalloc2's own `SerializableFunction`), so all allocators read the same concrete type.
 
 use super::measure::Case;
-use super::scale;
 use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::scale;
 use ragreedy_testkit::{corpus, fuzzgen};
 use regalloc2::serialize::SerializableFunction;
 use std::path::Path;

@@ -21,7 +21,6 @@ pub mod corpora;
 pub mod measure;
 pub mod phases;
 pub mod plot;
-pub mod scale;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

@@ -161,6 +161,24 @@ pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
     })
 }
 
+/// Does this operand need its value in a register of its own? A fixed-register operand
+/// is served by a copy to or from its register, and `Any` / `Stack` accept the slot; the
+/// reused input of a two-address instruction is read from the output's register, which
+/// the reuse copy fills.
+pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> bool {
+    match u.operand.constraint() {
+        OperandConstraint::Reg | OperandConstraint::Limit(_) => {
+            u.operand.kind() == OperandKind::Def
+                || !func
+                    .inst_operands(u.inst)
+                    .iter()
+                    .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+        }
+        OperandConstraint::Reuse(_) => true,
+        OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => false,
+    }
+}
+
 /// Points `[first, last]` at which `op` of `inst` needs its value in its allocation.
 pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (Point, Point) {
     let b = before(inst);
@@ -454,6 +472,47 @@ impl LiveIntervals {
         self.raw_uses.push((op.vreg().vreg() as u32, site));
         (first, last)
     }
+}
+
+/// Does a fixed reservation on this register, owned by another value (or a clobber),
+/// overlap `segments`? Each segment's search starts from the register's bucket index (or
+/// where the previous segment's stopped), not from a binary search over every
+/// reservation: calls leave thousands of clobbers on each caller-saved register.
+pub(crate) fn fixed_conflict(
+    reservations: &RegReservations,
+    segments: &[Segment],
+    owner: VReg,
+) -> bool {
+    if reservations.is_empty() {
+        return false;
+    }
+    // Callers pass runs (already merged); joining touching segments would not change
+    // the answer anyway.
+    let mut lo = 0;
+    segments
+        .iter()
+        .any(|&s| fixed_conflict_from(reservations, &mut lo, s, owner))
+}
+
+/// `fixed_conflict` for one segment, for callers probing sorted segments in order:
+/// `lo` carries the search position from one call to the next.
+pub(crate) fn fixed_conflict_from(
+    reservations: &RegReservations,
+    lo: &mut usize,
+    seg: Segment,
+    owner: VReg,
+) -> bool {
+    *lo = reservations.first_ending_after(*lo, seg.start);
+    reservations[*lo..]
+        .iter()
+        .take_while(|r| r.start < seg.end)
+        .any(|r| r.owner != owner)
+}
+
+/// Is the register reserved at point `p` (by anyone)?
+pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
+    let i = reservations.partition_point(|r| r.end <= p);
+    i < reservations.len() && reservations[i].start <= p
 }
 
 /// Turns `(vreg, item)` pairs into per-vreg ranges of a flat vector (a counting sort by

@@ -3,6 +3,7 @@
 //! decisions.
 
 pub(crate) mod cfg;
+pub(crate) mod copies;
 pub(crate) mod intervals;
 pub(crate) mod liveness;
 pub(crate) mod loops;

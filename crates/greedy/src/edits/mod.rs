@@ -16,10 +16,9 @@ mod redundant;
 
 use crate::Stats;
 use crate::analysis::Analyses;
+use crate::analysis::intervals::reserved_at;
 use crate::analysis::intervals::{before, group, operand_points, point_inst, reused_vreg};
-use crate::greedy::GreedyCtx;
-use crate::greedy::interval::IntervalKind;
-use crate::greedy::matrix::reserved_at;
+use crate::assignment::Assignment;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
@@ -54,9 +53,8 @@ struct PendingMove {
 pub(crate) struct EditsCtx {
     /// Per vreg: range into `pieces`.
     piece_range: Vec<(u32, u32)>,
-    /// Where each vreg lives over its main segments: (start, end, location), sorted.
+    /// Where each vreg lives over its home pieces: (start, end, location), sorted.
     pieces: Vec<(u32, u32, Allocation)>,
-    raw_pieces: Vec<(u32, (u32, u32, Allocation))>,
     /// The register of each reload piece, as (instruction, vreg, is_def, register),
     /// sorted: operand allocation walks instructions in order with a cursor into it.
     reloads: Vec<(u32, u32, bool, PReg)>,
@@ -83,7 +81,7 @@ pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
     pub env: &'a MachineEnv,
     pub options: &'a crate::Options,
     pub an: &'a Analyses,
-    pub g: &'a mut GreedyCtx,
+    pub a: &'a mut Assignment,
     pub ctx: &'a mut EditsCtx,
     pub stats: &'a mut Stats,
 }
@@ -116,43 +114,21 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         self.count_moves(out);
         self.debug_locations(out);
-        out.num_spillslots = self.g.slots.num_slots();
+        out.num_spillslots = self.a.slots.num_slots();
         self.stats.spill_slots = out.num_spillslots;
         Ok(())
     }
 
     fn collect_pieces(&mut self) -> Result<(), RegAllocError> {
         let ctx = &mut *self.ctx;
-        ctx.raw_pieces.clear();
-        for (_, iv) in self.g.intervals.iter() {
-            // Retired intervals (replaced by split products) have no segments.
-            if iv.kind != IntervalKind::Main || iv.segments.is_empty() {
-                continue;
-            }
-            let alloc = if iv.spilled {
-                let base = self.g.vreg_slot[iv.vreg.vreg()];
-                Allocation::stack(self.g.slots.name(iv.vreg.class(), base))
-            } else {
-                match iv.assigned {
-                    Some(p) => Allocation::reg(p),
-                    None => {
-                        return Err(broken(format_args!(
-                            "a piece of {} is neither assigned nor spilled",
-                            iv.vreg
-                        )));
-                    }
-                }
-            };
-            // Runs, not block segments: a value live through many blocks is one piece
-            // per stretch, so every location lookup below searches fewer.
-            for s in &iv.runs {
-                ctx.raw_pieces
-                    .push((iv.vreg.vreg() as u32, (s.start, s.end, alloc)));
-            }
+        if let Some(&(v, _)) = self.a.pieces.iter().find(|(_, (_, _, loc))| loc.is_none()) {
+            return Err(broken(format_args!(
+                "a piece of v{v} is neither in a register nor in a slot"
+            )));
         }
         // A vreg's pieces are disjoint, so their starts are unique.
         group(
-            &ctx.raw_pieces,
+            &self.a.pieces,
             self.func.num_vregs(),
             &mut ctx.piece_range,
             &mut ctx.pieces,
@@ -163,15 +139,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 
     fn collect_reloads(&mut self) {
         self.ctx.reloads.clear();
-        for (_, iv) in self.g.intervals.iter() {
-            if let IntervalKind::Reload { is_def } = iv.kind
-                && let (Some(p), Some(u)) = (iv.assigned, iv.uses.first())
-            {
-                self.ctx
-                    .reloads
-                    .push((u.inst.index() as u32, iv.vreg.vreg() as u32, is_def, p));
-            }
-        }
+        self.ctx.reloads.extend(
+            self.a
+                .reloads
+                .iter()
+                .map(|r| (r.inst, r.vreg, r.is_def, r.reg)),
+        );
         self.ctx
             .reloads
             .sort_unstable_by_key(|&(i, v, d, _)| (i, v, d));
@@ -519,15 +492,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.ctx.stored_at_def.clear();
         self.ctx.stored_at_def.resize(nv, None);
         for v in 0..nv {
-            let base = self.g.vreg_slot[v];
             let Some(class) = self.an.live.class[v] else {
                 continue;
             };
-            if base == crate::greedy::NO_SLOT {
-                continue;
-            }
             let vreg = VReg::new(v, class);
-            let slot = Allocation::stack(self.g.slots.name(class, base));
+            let Some(slot) = self.a.slots.slot_of(vreg) else {
+                continue;
+            };
             if let Some(inst) = self.an.live.def_inst(vreg) {
                 if self.is_terminator(inst) {
                     continue;
@@ -636,7 +607,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             let mut scratch = Scratch {
                 func: self.func,
                 an: self.an,
-                g: &mut *self.g,
+                a: &mut *self.a,
                 env: self.env,
                 stack_regs: &self.ctx.stack_regs,
                 points,
@@ -758,7 +729,7 @@ fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
 struct Scratch<'a, F: Function + ?Sized> {
     func: &'a F,
     an: &'a Analyses,
-    g: &'a mut GreedyCtx,
+    a: &'a mut Assignment,
     env: &'a MachineEnv,
     stack_regs: &'a PRegSet,
     points: [Option<u32>; 2],
@@ -770,21 +741,27 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
         if let Some(r) = self.env.scratch_by_class[class as usize] {
             return Some(r);
         }
-        self.g.order[class as usize].iter().copied().find(|&r| {
-            !busy.contains(&Allocation::reg(r))
-                && self.points.iter().flatten().all(|&p| {
-                    self.g.matrix.occupant(r, p).is_none()
-                        && !reserved_at(&self.an.intervals.fixed[r.index()], p)
-                })
-        })
+        let (a, an, points) = (&mut *self.a, self.an, self.points);
+        for k in 0..a.order[class as usize].len() {
+            let r = a.order[class as usize][k];
+            if !busy.contains(&Allocation::reg(r))
+                && points
+                    .iter()
+                    .flatten()
+                    .all(|&p| !a.is_held(r, p) && !reserved_at(&an.intervals.fixed[r.index()], p))
+            {
+                return Some(r);
+            }
+        }
+        None
     }
 
     fn emergency_slot(&mut self, class: RegClass, which: usize) -> Allocation {
-        Allocation::stack(self.g.slots.emergency(self.func, class, which))
+        Allocation::stack(self.a.slots.emergency(self.func, class, which))
     }
 
     fn victim_reg(&mut self, class: RegClass, busy: &[Allocation]) -> PReg {
-        let order = &self.g.order[class as usize];
+        let order = &self.a.order[class as usize];
         match order
             .iter()
             .find(|&&r| !busy.contains(&Allocation::reg(r)))

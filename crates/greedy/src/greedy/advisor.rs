@@ -2,7 +2,7 @@
 //! advisors: the driver asks, the advisor decides, so a policy can be measured and
 //! replaced without touching the mechanism.
 
-use super::interval::{LiveInterval, SpillWeight, Stage};
+use super::interval::{Cascade, LiveInterval, SpillWeight, Stage};
 
 /// Orders the allocation queue: larger first.
 pub(crate) trait PriorityAdvisor {
@@ -37,17 +37,115 @@ pub(crate) struct EvictionCost {
     pub max_weight: SpillWeight,
 }
 
+/// The eviction policy: who may take a register from whom, what taking one register
+/// costs and which cost wins, and how crowded a register may be before it is not worth
+/// looking at. `evict.rs` is the mechanism (probing registers, evicting, requeueing,
+/// cascade bookkeeping) and asks only this.
 pub(crate) trait EvictionAdvisor {
-    /// May `evictor` take the register from `victim`, weights alone considered?
-    fn should_evict(&self, evictor: &LiveInterval, victim: &LiveInterval) -> bool;
+    /// Registers with more interfering intervals than this are skipped.
+    fn max_interference(&self) -> usize;
+    /// May `evictor` take a register from `victim`? `cascade` is the number the evictor
+    /// will carry (its own, or the next fresh one).
+    fn may_evict(&self, evictor: &LiveInterval, victim: &LiveInterval, cascade: Cascade) -> bool;
+    /// The cost of evicting nothing yet.
+    fn no_cost(&self) -> EvictionCost;
+    /// Adds `victim` to the cost of a register; `breaks_hint` says whether the victim
+    /// loses a register it is hinted to.
+    fn add_victim(&self, cost: &mut EvictionCost, victim: &LiveInterval, breaks_hint: bool);
+    /// Is `a` strictly cheaper than `b`? Ties keep the register found first.
+    fn cheaper(&self, a: &EvictionCost, b: &EvictionCost) -> bool;
 }
 
-/// Strictly heavier evicts lighter. The strictness matters: two intervals of equal
-/// weight never evict each other, the first one in keeps the register.
+/// LLVM's default policy. Strictly heavier evicts lighter, and only a victim with a
+/// smaller cascade number: the strictness means two intervals of equal weight never
+/// evict each other (the first one in keeps the register), and the cascade order means
+/// every chain of evictions runs through increasing numbers, so it ends. Unspillable
+/// intervals are urgent and may evict any spillable interval; nothing evicts them, so
+/// that cannot cycle either. A register with more than 16 interfering intervals is not
+/// worth the probe.
 pub(crate) struct DefaultEviction;
 
 impl EvictionAdvisor for DefaultEviction {
-    fn should_evict(&self, evictor: &LiveInterval, victim: &LiveInterval) -> bool {
-        victim.is_spillable() && evictor.weight > victim.weight
+    fn max_interference(&self) -> usize {
+        16
+    }
+
+    fn may_evict(&self, evictor: &LiveInterval, victim: &LiveInterval, cascade: Cascade) -> bool {
+        if !victim.is_spillable() {
+            return false;
+        }
+        !evictor.is_spillable() || (victim.cascade < cascade && evictor.weight > victim.weight)
+    }
+
+    fn no_cost(&self) -> EvictionCost {
+        EvictionCost {
+            broken_hints: 0,
+            max_weight: 0.0,
+        }
+    }
+
+    fn add_victim(&self, cost: &mut EvictionCost, victim: &LiveInterval, breaks_hint: bool) {
+        cost.max_weight = cost.max_weight.max(victim.weight);
+        cost.broken_hints += u32::from(breaks_hint);
+    }
+
+    fn cheaper(&self, a: &EvictionCost, b: &EvictionCost) -> bool {
+        a < b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::greedy::interval::IntervalKind;
+    use regalloc2::{RegClass, VReg};
+
+    fn interval(weight: SpillWeight, cascade: Cascade) -> LiveInterval {
+        LiveInterval {
+            vreg: VReg::new(0, RegClass::Int),
+            kind: IntervalKind::Main,
+            segments: Default::default(),
+            runs: Default::default(),
+            uses: Default::default(),
+            stage: Stage::Assign,
+            cascade,
+            weight,
+            assigned: None,
+            limit: usize::MAX,
+            deferred: false,
+            spilled: false,
+        }
+    }
+
+    /// Strictly heavier with a newer cascade evicts; equal weight, an older cascade or an
+    /// unspillable victim does not; an unspillable evictor ignores cascades.
+    #[test]
+    fn default_eviction_rules() {
+        let a = DefaultEviction;
+        let heavy = interval(2.0, 0);
+        assert!(a.may_evict(&heavy, &interval(1.0, 0), 1));
+        assert!(!a.may_evict(&heavy, &interval(2.0, 0), 1));
+        assert!(!a.may_evict(&heavy, &interval(1.0, 1), 1));
+        assert!(!a.may_evict(&heavy, &interval(f32::INFINITY, 0), 1));
+        let urgent = interval(f32::INFINITY, 0);
+        assert!(a.may_evict(&urgent, &interval(5.0, 7), 1));
+        assert!(!a.may_evict(&urgent, &interval(f32::INFINITY, 0), 1));
+    }
+
+    /// Fewer broken hints win before a lighter heaviest victim; an equal cost is not
+    /// cheaper, so the register found first keeps a tie.
+    #[test]
+    fn default_eviction_cost_order() {
+        let a = DefaultEviction;
+        let mut light_but_hinted = a.no_cost();
+        a.add_victim(&mut light_but_hinted, &interval(1.0, 0), true);
+        let mut heavy = a.no_cost();
+        a.add_victim(&mut heavy, &interval(3.0, 0), false);
+        a.add_victim(&mut heavy, &interval(2.0, 0), false);
+        assert_eq!(heavy.max_weight, 3.0);
+        assert!(a.cheaper(&heavy, &light_but_hinted));
+        assert!(!a.cheaper(&light_but_hinted, &heavy));
+        assert!(!a.cheaper(&heavy, &heavy));
+        assert_eq!(a.max_interference(), 16);
     }
 }

@@ -79,7 +79,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     pub(crate) fn may_hold(&self, p: PReg, iv: &LiveInterval) -> bool {
-        p.hw_enc() < iv.limit && self.ctx.order[iv.vreg.class() as usize].contains(&p)
+        p.hw_enc() < iv.limit && self.out.order[iv.vreg.class() as usize].contains(&p)
     }
 
     fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
@@ -146,7 +146,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn try_assign_named_outside_order(&mut self, id: IntervalId) -> Option<PReg> {
         let iv = &self.ctx.intervals[id];
         let class = iv.vreg.class();
-        let order = &self.ctx.order[class as usize];
+        let order = &self.out.order[class as usize];
         let first = point_inst(iv.segments.first()?.start).index();
         let last = point_inst(iv.segments.last()?.end - 1).index();
         let usable = |p: PReg| {

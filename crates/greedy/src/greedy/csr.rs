@@ -100,7 +100,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !measured[c] {
                 continue;
             }
-            let all = self.ctx.order[c].len() as i32;
+            let all = self.out.order[c].len() as i32;
             let mut live = 0;
             let mut peak = 0;
             for &d in row {

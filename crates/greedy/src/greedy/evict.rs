@@ -1,18 +1,14 @@
-//! Eviction: take a register from intervals that are all lighter than the evictor,
-//! choosing the register whose eviction costs least. Cascade numbers stop cycles: an
-//! evictor takes a fresh number the first time it evicts, may only evict intervals with
-//! a smaller number, and its victims take its number, so every chain of evictions runs
-//! through strictly increasing numbers. Unspillable intervals are urgent: they may evict
-//! any spillable interval, and since nothing ever evicts them, that cannot cycle either.
+//! Eviction, the mechanism: for each candidate register, the intervals in the way; the
+//! register whose eviction the `EvictionAdvisor` allows and prices cheapest wins, its
+//! occupants are unassigned and requeued, and the evictor takes it. Cascade numbers are
+//! kept here: an evictor takes a fresh number the first time it evicts and its victims
+//! take its number (the advisor decides what the numbers allow).
 
 use super::Allocator;
 use super::advisor::{EvictionAdvisor, EvictionCost};
 use super::interval::IntervalId;
 use log::debug;
 use regalloc2::{Function, PReg};
-
-/// More interfering intervals than this on one register: not worth evicting.
-const MAX_INTERFERENCE: usize = 16;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Evicts and assigns if some register can be freed; returns whether it did.
@@ -24,7 +20,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut best: Option<(PReg, EvictionCost)> = None;
         {
             let iv = &self.ctx.intervals[id];
-            let urgent = !iv.is_spillable();
+            let max_interference = self.eviction.max_interference();
             let cascade = if iv.cascade != 0 {
                 iv.cascade
             } else {
@@ -38,35 +34,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 intf.clear();
                 self.ctx
                     .matrix
-                    .interference(p, &iv.runs, &mut intf, MAX_INTERFERENCE);
-                if intf.len() > MAX_INTERFERENCE {
+                    .interference(p, &iv.runs, &mut intf, max_interference);
+                if intf.len() > max_interference {
                     continue;
                 }
-                let mut cost = EvictionCost {
-                    broken_hints: 0,
-                    max_weight: 0.0,
-                };
+                let mut cost = self.eviction.no_cost();
                 let mut ok = true;
                 for &j in &intf {
                     let victim = &self.ctx.intervals[j];
-                    let allowed = if urgent {
-                        victim.is_spillable()
-                    } else {
-                        victim.cascade < cascade && self.eviction.should_evict(iv, victim)
-                    };
-                    if !allowed {
+                    if !self.eviction.may_evict(iv, victim, cascade) {
                         ok = false;
                         break;
                     }
-                    cost.max_weight = cost.max_weight.max(victim.weight);
-                    if self.is_hinted_to(j, p) {
-                        cost.broken_hints += 1;
-                    }
+                    self.eviction
+                        .add_victim(&mut cost, victim, self.is_hinted_to(j, p));
                 }
                 if !ok {
                     continue;
                 }
-                if best.is_none_or(|(_, c)| cost < c) {
+                if best.is_none_or(|(_, c)| self.eviction.cheaper(&cost, &c)) {
                     best = Some((p, cost));
                     best_victims.clear();
                     best_victims.extend_from_slice(&intf);

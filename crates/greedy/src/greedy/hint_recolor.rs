@@ -199,7 +199,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.edges.clear();
         g.fixed.clear();
         self.index_pieces(&mut g.pieces);
-        // The copies and fixed operands `build_partners` recorded, in program order.
+        // The copies and fixed operands `Partners::compute` recorded, in program order.
         let partners = &self.ctx.partners;
         for c in &partners.copies {
             if let (Some(x), Some(y)) = (

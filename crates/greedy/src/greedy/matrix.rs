@@ -7,9 +7,12 @@
 //! (fixed operands, clobbers) live beside the matrix, read-only.
 
 use super::interval::{IntervalId, LiveInterval};
-use crate::analysis::intervals::{RegReservations, Segment};
+// Fixed reservations are the analysis's; the register probes here and in `split.rs`
+// check them alongside the matrix.
+use crate::analysis::intervals::Segment;
+pub(crate) use crate::analysis::intervals::{fixed_conflict, fixed_conflict_from};
 use crate::point_bits::PointBits;
-use regalloc2::{PReg, PRegSet, VReg};
+use regalloc2::{PReg, PRegSet};
 
 #[derive(Default)]
 pub(crate) struct InterferenceMatrix {
@@ -305,14 +308,6 @@ impl InterferenceMatrix {
         let u = &self.unions[preg.index()];
         u.is_empty() || u.is_free_over(&mut cursor.0, seg)
     }
-
-    /// The interval holding `preg` at point `p`, if any.
-    pub fn occupant(&self, preg: PReg, p: u32) -> Option<IntervalId> {
-        let u = &self.unions[preg.index()];
-        let (c, i) = u.last_before(p + 1)?;
-        let e = u.chunks[c][i];
-        (e.end > p).then_some(e.id)
-    }
 }
 
 /// A position in one register's union, for `InterferenceMatrix::is_free_from`.
@@ -342,47 +337,6 @@ pub(crate) fn merged(segments: &[Segment]) -> impl Iterator<Item = Segment> + '_
         }
         Some(s)
     })
-}
-
-/// Does a fixed reservation on this register, owned by another value (or a clobber),
-/// overlap `segments`? Each segment's search starts from the register's bucket index (or
-/// where the previous segment's stopped), not from a binary search over every
-/// reservation: calls leave thousands of clobbers on each caller-saved register.
-pub(crate) fn fixed_conflict(
-    reservations: &RegReservations,
-    segments: &[Segment],
-    owner: VReg,
-) -> bool {
-    if reservations.is_empty() {
-        return false;
-    }
-    // Callers pass runs (already merged); joining touching segments would not change
-    // the answer anyway.
-    let mut lo = 0;
-    segments
-        .iter()
-        .any(|&s| fixed_conflict_from(reservations, &mut lo, s, owner))
-}
-
-/// `fixed_conflict` for one segment, for callers probing sorted segments in order:
-/// `lo` carries the search position from one call to the next.
-pub(crate) fn fixed_conflict_from(
-    reservations: &RegReservations,
-    lo: &mut usize,
-    seg: Segment,
-    owner: VReg,
-) -> bool {
-    *lo = reservations.first_ending_after(*lo, seg.start);
-    reservations[*lo..]
-        .iter()
-        .take_while(|r| r.start < seg.end)
-        .any(|r| r.owner != owner)
-}
-
-/// Is the register reserved at point `p` (by anyone)?
-pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
-    let i = reservations.partition_point(|r| r.end <= p);
-    i < reservations.len() && reservations[i].start <= p
 }
 
 #[cfg(test)]

@@ -12,15 +12,16 @@ pub(crate) mod interval;
 pub(crate) mod matrix;
 mod queue;
 mod recolor;
-mod slot_sharing;
 mod spill;
 mod split;
 
 use crate::Stats;
 use crate::analysis::Analyses;
+use crate::analysis::copies::Partners;
 use crate::analysis::intervals::{Segment, point_bound, point_inst};
+use crate::assignment::{Assignment, ReloadPiece};
 use crate::lists::Lists;
-use crate::slots::SpillSlots;
+use crate::slots::SlotLayout;
 use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
@@ -28,71 +29,7 @@ use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, SegmentList, Sta
 use log::debug;
 use matrix::InterferenceMatrix;
 use queue::IntervalQueue;
-use regalloc2::{
-    Function, MachineEnv, OperandConstraint, OperandKind, PReg, RegAllocError, RegClass, VReg,
-};
-
-/// `GreedyCtx::vreg_slot` markers: no slot, and spilled but not laid out yet.
-pub(crate) const NO_SLOT: usize = usize::MAX;
-pub(crate) const NEEDS_SLOT: usize = usize::MAX - 1;
-
-/// Copy-related partners of each vreg (block-param edges, reuse pairs) with the
-/// frequency of the copy, for hints and hint-aware weights; each vreg's partners are
-/// sorted by that frequency, strongest first.
-#[derive(Default)]
-pub(crate) struct Partners {
-    range: Vec<(u32, u32)>,
-    list: Vec<(VReg, f32)>,
-    raw: Vec<(u32, VReg, f32)>,
-    /// Per vreg, its copies as (program point, frequency), sorted by point: the point
-    /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
-    /// value can weigh only the copies it holds.
-    site_range: Vec<(u32, u32)>,
-    sites: Vec<(u32, f32)>,
-    raw_sites: Vec<(u32, (u32, f32))>,
-    /// Every copy in program order (block by block: reuse pairs, then the block's branch
-    /// arguments), each end with the point where it is read or written.
-    pub copies: Vec<CopySite>,
-    /// Every fixed-register operand in program order: the value, the point where it is
-    /// in that register, the register and the block frequency.
-    pub fixed: Vec<(VReg, u32, PReg, f32)>,
-}
-
-/// One copy between two values: `a` at point `at_a`, `b` at `at_b`.
-#[derive(Clone, Copy)]
-pub(crate) struct CopySite {
-    pub a: VReg,
-    pub at_a: u32,
-    pub b: VReg,
-    pub at_b: u32,
-    pub freq: f32,
-}
-
-impl Partners {
-    pub fn of(&self, v: VReg) -> &[(VReg, f32)] {
-        let (a, b) = self.range[v.vreg()];
-        &self.list[a as usize..b as usize]
-    }
-
-    /// Σ frequency of `v`'s copies at points inside `segments` (sorted, disjoint).
-    pub fn copy_freq_in(&self, v: VReg, segments: &[Segment]) -> f32 {
-        let (a, b) = self.site_range[v.vreg()];
-        let sites = &self.sites[a as usize..b as usize];
-        if sites.is_empty() {
-            return 0.0;
-        }
-        let mut sum = 0.0;
-        for s in segments {
-            let lo = sites.partition_point(|&(p, _)| p < s.start);
-            sum += sites[lo..]
-                .iter()
-                .take_while(|&&(p, _)| p < s.end)
-                .map(|&(_, f)| f)
-                .sum::<f32>();
-        }
-        sum
-    }
-}
+use regalloc2::{Allocation, Function, MachineEnv, OperandConstraint, PReg, RegAllocError, VReg};
 
 /// Allocator state kept across functions for its buffers.
 #[derive(Default)]
@@ -106,21 +43,14 @@ pub(crate) struct GreedyCtx {
     /// `refresh_hint_reg` whenever a piece list or a piece's assignment changes, since
     /// hints read it for every partner of every probed interval.
     pub vreg_hint_reg: Vec<Option<PReg>>,
-    /// First unit of each vreg's spill slot: `NO_SLOT`, `NEEDS_SLOT` until the slots are
-    /// laid out after the main loop, then the unit.
-    pub vreg_slot: Vec<usize>,
     /// Per vreg: some operand of it names a fixed register. Hint collection and eviction
     /// scan an interval's uses for those only when this is set, the uses of long
     /// intervals being the bulk of a probe otherwise.
     pub vreg_fixed_uses: Vec<bool>,
-    pub(crate) scratch_slot_ranges: Vec<slot_sharing::GroupHull>,
     pub matrix: InterferenceMatrix,
     pub queue: IntervalQueue,
     pub next_cascade: Cascade,
     pub partners: Partners,
-    pub slots: SpillSlots,
-    /// Allocation order per class: preferred, then non-preferred registers.
-    pub order: [Vec<PReg>; 3],
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
@@ -139,6 +69,8 @@ pub(crate) struct Allocator<'a, F: Function + ?Sized> {
     pub options: &'a Options,
     pub an: &'a Analyses,
     pub ctx: &'a mut GreedyCtx,
+    /// Where the result goes; its slots and allocation order are read while allocating.
+    pub out: &'a mut Assignment,
     pub stats: &'a mut Stats,
     pub priority: DefaultPriority,
     pub eviction: DefaultEviction,
@@ -152,7 +84,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.touch_fixed_callee_saved();
             self.measure_pressure();
         }
-        self.build_partners();
+        self.ctx.partners.compute(self.func, &self.an.freq);
         self.create_intervals();
         self.stats.phases.since(Phase::Setup, t);
         let t = phase_clock(self.options);
@@ -172,9 +104,56 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
         let t = phase_clock(self.options);
-        self.assign_spill_slots();
+        SlotLayout::run(
+            self.func,
+            self.an,
+            &self.ctx.partners,
+            self.options,
+            &mut self.out.slots,
+            self.stats,
+        );
         self.stats.phases.since(Phase::SlotSharing, t);
+        self.export();
         Ok(())
+    }
+
+    /// Hands the intervals' final locations to `out`: a home piece per run of each
+    /// assigned or spilled `Main` interval, and every reload piece.
+    fn export(&mut self) {
+        let out = &mut *self.out;
+        for (_, iv) in self.ctx.intervals.iter() {
+            let v = iv.vreg.vreg() as u32;
+            match iv.kind {
+                // Retired intervals (replaced by split products) have no segments.
+                IntervalKind::Main if !iv.segments.is_empty() => {
+                    let loc = if iv.spilled {
+                        out.slots.slot_of(iv.vreg).unwrap_or_else(Allocation::none)
+                    } else {
+                        iv.assigned.map_or_else(Allocation::none, Allocation::reg)
+                    };
+                    // Runs, not block segments: a value live through many blocks is one
+                    // piece per stretch, so every location lookup searches fewer.
+                    for s in &iv.runs {
+                        out.pieces.push((v, (s.start, s.end, loc)));
+                    }
+                }
+                IntervalKind::Reload { is_def } => {
+                    if let (Some(reg), Some(u), Some(s)) =
+                        (iv.assigned, iv.uses.first(), iv.segments.first())
+                    {
+                        out.reloads.push(ReloadPiece {
+                            inst: u.inst.index() as u32,
+                            vreg: v,
+                            is_def,
+                            reg,
+                            start: s.start,
+                            end: s.end,
+                        });
+                    }
+                }
+                IntervalKind::Main => {}
+            }
+        }
     }
 
     /// Runs `f`, its time counted in `phase`.
@@ -195,8 +174,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.vreg_pieces.reset(nv);
         ctx.vreg_hint_reg.clear();
         ctx.vreg_hint_reg.resize(nv, None);
-        ctx.vreg_slot.clear();
-        ctx.vreg_slot.resize(nv, NO_SLOT);
         ctx.vreg_fixed_uses.clear();
         ctx.vreg_fixed_uses.resize(nv, false);
         ctx.matrix.reset(point_bound(self.func));
@@ -205,124 +182,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.reserved_for = None;
         ctx.recolor.reset(self.func.num_insts());
         ctx.callee_saved.reset(self.env);
-        ctx.slots.reset(self.func);
-        let stack: Vec<PReg> = self.env.fixed_stack_slots.clone();
-        for class in [RegClass::Int, RegClass::Float, RegClass::Vector] {
-            let c = class as usize;
-            let order = &mut ctx.order[c];
-            order.clear();
-            order.extend(
-                self.env.preferred_regs_by_class[c]
-                    .into_iter()
-                    .chain(self.env.non_preferred_regs_by_class[c])
-                    .filter(|p| p.class() == class && !stack.contains(p)),
-            );
-            let mut seen = 0u64;
-            order.retain(|p| {
-                let bit = 1u64 << p.hw_enc();
-                let fresh = seen & bit == 0;
-                seen |= bit;
-                fresh
-            });
-        }
-    }
-
-    fn build_partners(&mut self) {
-        let f = self.func;
-        let p = &mut self.ctx.partners;
-        p.raw.clear();
-        p.raw_sites.clear();
-        p.copies.clear();
-        p.fixed.clear();
-        for b in 0..f.num_blocks() {
-            let block = regalloc2::Block::new(b);
-            let insns = f.block_insns(block);
-            let freq = self.an.freq.of(block);
-            for inst in insns.iter() {
-                let ops = f.inst_operands(inst);
-                for op in ops {
-                    match op.constraint() {
-                        OperandConstraint::Reuse(j) => {
-                            let input = ops[j].vreg();
-                            p.raw.push((op.vreg().vreg() as u32, input, freq));
-                            p.raw.push((input.vreg() as u32, op.vreg(), freq));
-                            // The input is read at the early point, the def written late.
-                            let early = 2 * inst.index() as u32;
-                            p.raw_sites
-                                .push((op.vreg().vreg() as u32, (early + 1, freq)));
-                            p.raw_sites.push((input.vreg() as u32, (early, freq)));
-                            p.copies.push(CopySite {
-                                a: op.vreg(),
-                                at_a: early + 1,
-                                b: input,
-                                at_b: early,
-                                freq,
-                            });
-                        }
-                        OperandConstraint::FixedReg(reg)
-                            if op.as_fixed_nonallocatable().is_none() =>
-                        {
-                            // A fixed def's value is in its register after the instruction.
-                            let at = 2 * inst.index() as u32
-                                + if op.kind() == OperandKind::Def { 2 } else { 0 };
-                            p.fixed.push((op.vreg(), at, reg, freq));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let last = insns.last();
-            if f.is_branch(last) {
-                for (i, &succ) in f.block_succs(block).iter().enumerate() {
-                    let params = f.block_params(succ);
-                    // The argument is live out of this block (through its branch), the
-                    // parameter from the successor's first point.
-                    let arg_point = 2 * last.index() as u32 + 1;
-                    let param_point = 2 * f.block_insns(succ).first().index() as u32;
-                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
-                        p.raw.push((arg.vreg() as u32, param, freq));
-                        p.raw.push((param.vreg() as u32, arg, freq));
-                        p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
-                        p.raw_sites.push((param.vreg() as u32, (param_point, freq)));
-                        p.copies.push(CopySite {
-                            a: arg,
-                            at_a: arg_point,
-                            b: param,
-                            at_b: param_point,
-                            freq,
-                        });
-                    }
-                }
-            }
-        }
-        crate::analysis::intervals::group(
-            &p.raw_sites,
-            f.num_vregs(),
-            &mut p.site_range,
-            &mut p.sites,
-            |run| run.sort_unstable_by_key(|&(point, _)| point),
-        );
-        p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
-        p.range.clear();
-        p.range.resize(f.num_vregs(), (0, 0));
-        p.list.clear();
-        let mut i = 0;
-        while i < p.raw.len() {
-            let v = p.raw[i].0;
-            let start = p.list.len() as u32;
-            while i < p.raw.len() && p.raw[i].0 == v {
-                let (_, w, freq) = p.raw[i];
-                let len = p.list.len() as u32;
-                match p.list.last_mut() {
-                    Some(last) if len > start && last.0 == w => last.1 += freq,
-                    _ => p.list.push((w, freq)),
-                }
-                i += 1;
-            }
-            p.range[v as usize] = (start, p.list.len() as u32);
-            // Strongest copies first: hints read only the head of the list.
-            p.list[start as usize..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        }
     }
 
     fn create_intervals(&mut self) {
@@ -528,7 +387,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     /// Registers an interval may take, in allocation order, honouring `Limit`.
     pub(crate) fn order_for(&self, iv: &LiveInterval) -> impl Iterator<Item = PReg> + '_ {
         let limit = iv.limit;
-        self.ctx.order[iv.vreg.class() as usize]
+        self.out.order[iv.vreg.class() as usize]
             .iter()
             .copied()
             .filter(move |p| p.hw_enc() < limit)

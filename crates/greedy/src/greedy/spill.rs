@@ -3,21 +3,20 @@
 //! instruction (a reload before it for uses, a store after it for defs). Operands that
 //! accept the stack use the slot directly.
 
+use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage, UseList};
-use super::{Allocator, NEEDS_SLOT, NO_SLOT};
-use crate::analysis::intervals::{Segment, UseSite, before};
+use crate::analysis::intervals::{Segment, UseSite, needs_register};
+use crate::assignment::ReloadPiece;
 use log::debug;
-use regalloc2::{Function, OperandConstraint, OperandKind};
+use regalloc2::Function;
 use smallvec::smallvec;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill(&mut self, id: IntervalId) {
         let vreg = self.ctx.intervals[id].vreg;
         // The slot itself is chosen after the main loop, shared among values whose live
-        // ranges do not overlap (`assign_spill_slots`).
-        if self.ctx.vreg_slot[vreg.vreg()] == NO_SLOT {
-            self.ctx.vreg_slot[vreg.vreg()] = NEEDS_SLOT;
-        }
+        // ranges do not overlap (`slots::SlotLayout`).
+        self.out.slots.mark_needed(vreg);
         {
             let iv = &mut self.ctx.intervals[id];
             iv.spilled = true;
@@ -40,17 +39,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for is_def in [false, true] {
                 let group: UseList = uses[i..j]
                     .iter()
-                    .filter(|u| u.is_def() == is_def && self.needs_register(u))
+                    .filter(|u| u.is_def() == is_def && needs_register(self.func, u))
                     .copied()
                     .collect();
-                if group.is_empty() {
+                let Some(Segment { start, end }) = ReloadPiece::span(inst, is_def, &group) else {
                     continue;
-                }
-                let start = group.iter().map(|u| u.first).min().unwrap_or(0);
-                let end = if is_def {
-                    before(inst) + 2
-                } else {
-                    group.iter().map(|u| u.last).max().unwrap_or(start) + 1
                 };
                 let limit = super::split::use_limit(&group);
                 let piece = self.ctx.intervals.push(LiveInterval {
@@ -81,21 +74,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Does this operand need its value in a register (other than a fixed one, which is
     /// served by a copy to or from the fixed register)?
     pub(super) fn needs_register(&self, u: &UseSite) -> bool {
-        match u.operand.constraint() {
-            OperandConstraint::Reg | OperandConstraint::Limit(_) => {
-                // The reused input of a two-address instruction is read from the output's
-                // register, which the reuse copy fills; it needs no register of its own.
-                u.operand.kind() == OperandKind::Def
-                    || !self
-                        .func
-                        .inst_operands(u.inst)
-                        .iter()
-                        .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
-            }
-            OperandConstraint::Reuse(_) => true,
-            OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => {
-                false
-            }
-        }
+        needs_register(self.func, u)
     }
 }

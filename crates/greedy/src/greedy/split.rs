@@ -214,7 +214,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         let def_block = self.an.live.def_block[iv.vreg.vreg()];
-        if self.ctx.vreg_slot[iv.vreg.vreg()] == super::NO_SLOT
+        if !self.out.slots.has_slot(iv.vreg)
             && def_block.is_valid()
             && let Some(k) = blocks.iter().position(|&b| b == def_block)
         {

@@ -1,4 +1,5 @@
-//! Spill-slot layout after the main loop. Owns the choice of each spilled value's slot.
+//! Spill-slot sharing, run once after allocation by any allocator: owns the choice of
+//! each spilled value's slot.
 //!
 //! 1. **Copy-partner coalescing** (`Options::partner_slots`): spilled values joined by a
 //!    copy (block parameter ↔ branch argument, reuse def ↔ input) are merged into one
@@ -21,9 +22,11 @@
 //! segments into the larger's map, so a segment moves O(log s) times — and each group
 //! probes at most `PROBES` busy slots.
 
-use super::{Allocator, NEEDS_SLOT};
+use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
+use crate::analysis::Analyses;
+use crate::analysis::copies::Partners;
 use crate::analysis::intervals::Segment;
-use crate::slots::ColouringScratch;
+use crate::{Options, Stats};
 use log::debug;
 use regalloc2::{Function, RegClass, VReg};
 use std::cmp::Reverse;
@@ -79,23 +82,62 @@ pub(crate) struct GroupHull {
     root: u32,
 }
 
-impl<F: Function + ?Sized> Allocator<'_, F> {
-    /// Lays out every value marked `NEEDS_SLOT` in a slot (see the module comment).
-    pub(crate) fn assign_spill_slots(&mut self) {
-        let mut sc = std::mem::take(&mut self.ctx.slots.colouring);
-        let mut order = std::mem::take(&mut self.ctx.scratch_slot_ranges);
+/// The slot layout of one function: reads the analyses and the copy partners, writes
+/// `slots` (see the module comment).
+pub(crate) struct SlotLayout<'a, F: Function + ?Sized> {
+    func: &'a F,
+    an: &'a Analyses,
+    partners: &'a Partners,
+    /// `Options::partner_slots` and `Options::slot_sharing`.
+    partner_slots: bool,
+    sharing: bool,
+    slots: &'a mut SpillSlots,
+    /// Values laid out, and of those the ones that took a copy partner's slot.
+    laid_out: usize,
+    partner_values: usize,
+}
+
+impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
+    /// Lays out every value marked `NEEDS_SLOT` in `slots` (see the module comment) and
+    /// records what it did in `stats`.
+    pub(crate) fn run(
+        func: &'a F,
+        an: &'a Analyses,
+        partners: &'a Partners,
+        options: &Options,
+        slots: &'a mut SpillSlots,
+        stats: &mut Stats,
+    ) {
+        let mut layout = SlotLayout {
+            func,
+            an,
+            partners,
+            partner_slots: options.partner_slots,
+            sharing: options.slot_sharing,
+            slots,
+            laid_out: 0,
+            partner_values: 0,
+        };
+        layout.lay_out();
+        stats.shared_slot_values = layout.laid_out;
+        stats.partner_slot_values = layout.partner_values;
+    }
+
+    fn lay_out(&mut self) {
+        let mut sc = std::mem::take(&mut self.slots.colouring);
+        let mut order = std::mem::take(&mut sc.order);
         self.collect_spilled(&mut sc);
-        if self.options.partner_slots {
+        if self.partner_slots {
             self.coalesce_partners(&mut sc);
         }
         self.colour(&mut sc, &mut order);
         for i in 0..sc.vreg.len() as u32 {
             let r = find(&mut sc.parent, i);
-            self.ctx.vreg_slot[sc.vreg[i as usize] as usize] = sc.base[r as usize];
+            self.slots.vreg_slot[sc.vreg[i as usize] as usize] = sc.base[r as usize];
         }
-        self.stats.shared_slot_values = sc.vreg.len();
-        self.ctx.slots.colouring = sc;
-        self.ctx.scratch_slot_ranges = order;
+        self.laid_out = sc.vreg.len();
+        sc.order = order;
+        self.slots.colouring = sc;
     }
 
     fn class_of(&self, v: u32) -> RegClass {
@@ -103,7 +145,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     fn collect_spilled(&self, sc: &mut ColouringScratch) {
-        let nv = self.ctx.vreg_slot.len();
+        let nv = self.slots.vreg_slot.len();
         sc.item_of.clear();
         sc.item_of.resize(nv, NONE);
         sc.vreg.clear();
@@ -112,7 +154,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         sc.base.clear();
         sc.segs.clear();
         for v in 0..nv {
-            if self.ctx.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
+            if self.slots.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
                 continue;
             }
             let segs = self.segments(v as u32);
@@ -201,7 +243,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for i in 0..sc.vreg.len() as u32 {
             let v = sc.vreg[i as usize];
             let class = self.class_of(v);
-            for &(w, freq) in self.ctx.partners.of(VReg::new(v as usize, class)) {
+            for &(w, freq) in self.partners.of(VReg::new(v as usize, class)) {
                 let j = sc.item_of.get(w.vreg()).copied().unwrap_or(NONE);
                 // Each pair once (from its lower item); one class per slot.
                 if j == NONE || j <= i || self.class_of(w.vreg() as u32) != class {
@@ -225,7 +267,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             debug!("slots: v{v} and partner v{w} (freq {freq}) share a slot");
             self.unite(sc, a, b);
-            self.stats.partner_slot_values += 1;
+            self.partner_values += 1;
         }
     }
 
@@ -261,7 +303,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             let mut target = None;
-            if self.options.slot_sharing {
+            if self.sharing {
                 target = free[c].pop().map(|Reverse((_, s))| s);
                 if target.is_none() {
                     target = active[c]
@@ -293,7 +335,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     }
                 }
                 None => {
-                    sc.base[g as usize] = self.ctx.slots.alloc(self.func, class);
+                    sc.base[g as usize] = self.slots.alloc(self.func, class);
                     active[c].push(Reverse((sc.hull[g as usize].1, g)));
                 }
             }

@@ -22,9 +22,9 @@
 //! latch end in a single-successor jump); branch arguments only on jumps; blocks are laid out
 //! in creation order, which is a reverse postorder.
 
-use ragreedy_testkit::builder::{FuncBuilder, TestFunc};
-use ragreedy_testkit::cranelift_like::{x64, x64_env};
-use ragreedy_testkit::fuzzgen::SplitMix64;
+use crate::builder::{FuncBuilder, TestFunc};
+use crate::cranelift_like::{x64, x64_env};
+use crate::fuzzgen::SplitMix64;
 use regalloc2::{Block, MachineEnv, Operand, PReg, RegClass, VReg};
 use std::collections::VecDeque;
 
@@ -220,27 +220,19 @@ impl Gen {
         } else {
             RegClass::Int
         };
-        match self.rng.below(100) {
-            // Three-address op.
-            0..35 => {
+        let kind = self.rng.below(100);
+        match kind {
+            // Three-address op, or two-address (x64 style): the def reuses input 0's
+            // register.
+            0..80 => {
                 let (a, c) = self.pick2(class);
                 let d = self.b.vreg(class);
-                self.emit(&[
-                    Operand::reg_use(a),
-                    Operand::reg_use(c),
-                    Operand::reg_def(d),
-                ]);
-                self.define(d);
-            }
-            // Two-address op (x64 style): the def reuses input 0's register.
-            35..80 => {
-                let (a, c) = self.pick2(class);
-                let d = self.b.vreg(class);
-                self.emit(&[
-                    Operand::reg_use(a),
-                    Operand::reg_use(c),
-                    Operand::reg_reuse_def(d, 0),
-                ]);
+                let def = if kind < 35 {
+                    Operand::reg_def(d)
+                } else {
+                    Operand::reg_reuse_def(d, 0)
+                };
+                self.emit(&[Operand::reg_use(a), Operand::reg_use(c), def]);
                 self.define(d);
             }
             // Constant / load: a def only.
@@ -265,13 +257,7 @@ impl Gen {
                     Operand::reg_fixed_use(c, gpr(x64::INT_ARGS[1])),
                     Operand::reg_fixed_def(d, gpr(x64::RAX)),
                 ];
-                let mut clobbers: Vec<PReg> = x64::INT_CALLER_SAVED
-                    .iter()
-                    .filter(|&&r| r != x64::RAX)
-                    .map(|&r| gpr(r))
-                    .collect();
-                clobbers.extend((0..16).map(|i| PReg::new(i, RegClass::Float)));
-                self.b.inst_clobbers(self.cur, &ops, &clobbers);
+                self.b.inst_clobbers(self.cur, &ops, &call_clobbers());
                 self.insts += 1;
                 self.define(d);
             }
@@ -511,6 +497,8 @@ impl Shaper {
     }
 }
 
+/// What a SysV call clobbers besides its result register rax: the other caller-saved
+/// integer registers and every xmm register.
 fn call_clobbers() -> Vec<PReg> {
     let mut clobbers: Vec<PReg> = x64::INT_CALLER_SAVED
         .iter()
@@ -705,6 +693,18 @@ mod tests {
     use super::*;
     use regalloc2::{Function, RegallocOptions};
 
+    /// Ion (SSA validation on) allocates `f` in the corpus's environment and the checker
+    /// accepts the result.
+    fn ion_allocates_and_checks(f: &TestFunc) -> Result<(), String> {
+        let env = env();
+        let options = RegallocOptions {
+            validate_ssa: true,
+            ..Default::default()
+        };
+        let out = regalloc2::run(f, &env, &options).map_err(|e| format!("{e:?}"))?;
+        crate::check::check_output(f, &env, &out).map_err(|e| format!("checker: {e}"))
+    }
+
     #[test]
     fn sizes_and_validity() {
         for &n in &[1_000, 10_000] {
@@ -714,17 +714,7 @@ mod tests {
                 "{}",
                 f.num_insts()
             );
-            let env = env();
-            let out = regalloc2::run(
-                &f,
-                &env,
-                &RegallocOptions {
-                    validate_ssa: true,
-                    ..Default::default()
-                },
-            )
-            .expect("ion allocates the scale corpus");
-            ragreedy_testkit::check::check_output(&f, &env, &out).expect("checker");
+            ion_allocates_and_checks(&f).expect("ion allocates the scale corpus");
         }
     }
 
@@ -749,17 +739,8 @@ mod tests {
                 } else {
                     assert!(f.num_vregs() <= VREGS_TARGET && f.num_vregs() > VREGS_TARGET - 10);
                 }
-                let env = env();
-                let out = regalloc2::run(
-                    &f,
-                    &env,
-                    &RegallocOptions {
-                        validate_ssa: true,
-                        ..Default::default()
-                    },
-                )
-                .unwrap_or_else(|e| panic!("{} {n}: {e:?}", shape.name()));
-                ragreedy_testkit::check::check_output(&f, &env, &out).expect("checker");
+                ion_allocates_and_checks(&f)
+                    .unwrap_or_else(|e| panic!("{} {n}: {e}", shape.name()));
             }
         }
     }

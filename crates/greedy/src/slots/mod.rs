@@ -1,9 +1,20 @@
-//! Spill-slot layout: a value of class `c` takes `spillslot_size(c)` consecutive slots,
-//! aligned to that size so that multi-slot values never straddle or overlap. Also owns
-//! the reusable buffers of the slot colouring (`greedy::slot_sharing`).
+//! Spill slots, for any allocator: which values need one (an allocator marks them while
+//! it allocates), the layout of slot units (a value of class `c` takes
+//! `spillslot_size(c)` consecutive units, aligned to that size so that multi-unit values
+//! never straddle or overlap), the sharing of slots among values whose lifetimes do not
+//! overlap (`sharing`, run once after allocation) and the move resolver's emergency
+//! slots.
 
-use regalloc2::{Function, RegClass, SpillSlot};
+mod sharing;
+
+use regalloc2::{Allocation, Function, RegClass, SpillSlot, VReg};
 use std::collections::BTreeMap;
+
+/// `SpillSlots::vreg_slot` markers: no slot, and spilled but not laid out yet.
+pub(crate) const NO_SLOT: usize = usize::MAX;
+pub(crate) const NEEDS_SLOT: usize = usize::MAX - 1;
+
+pub(crate) use sharing::SlotLayout;
 
 /// Buffers of the spill-slot colouring, kept across functions. Spilled values are
 /// numbered densely (`item`); groups of items that will share one slot form a union-find
@@ -25,10 +36,16 @@ pub(crate) struct ColouringScratch {
     pub base: Vec<usize>,
     /// Copy-partner pairs of spilled items: (frequency, item, item).
     pub pairs: Vec<(f32, u32, u32)>,
+    /// The groups in colouring order.
+    pub order: Vec<sharing::GroupHull>,
 }
 
+/// The spill slots of one function: each value's slot and the units laid out so far.
 #[derive(Default)]
 pub(crate) struct SpillSlots {
+    /// First unit of each vreg's slot: `NO_SLOT`, `NEEDS_SLOT` from the moment the
+    /// allocator spills any piece of it until `SlotLayout` runs, then the unit.
+    pub vreg_slot: Vec<usize>,
     next: usize,
     named_by_last: bool,
     sizes: [usize; 3],
@@ -39,6 +56,8 @@ pub(crate) struct SpillSlots {
 
 impl SpillSlots {
     pub fn reset<F: Function + ?Sized>(&mut self, f: &F) {
+        self.vreg_slot.clear();
+        self.vreg_slot.resize(f.num_vregs(), NO_SLOT);
         self.next = 0;
         self.named_by_last = f.multi_spillslot_named_by_last_slot();
         // Sizes are asked for lazily, only for classes that get a slot: a client may not
@@ -46,6 +65,27 @@ impl SpillSlots {
         // vector class and panics on it).
         self.sizes = [0; 3];
         self.emergency = [[None; 2]; 3];
+    }
+
+    /// Marks `v` as needing a slot (laid out by `SlotLayout` after allocation).
+    pub fn mark_needed(&mut self, v: VReg) {
+        let s = &mut self.vreg_slot[v.vreg()];
+        if *s == NO_SLOT {
+            *s = NEEDS_SLOT;
+        }
+    }
+
+    /// Has `v` been marked as needing a slot (or been given one)?
+    pub fn has_slot(&self, v: VReg) -> bool {
+        self.vreg_slot[v.vreg()] != NO_SLOT
+    }
+
+    /// The slot of `v` once laid out, as an allocation.
+    pub fn slot_of(&self, v: VReg) -> Option<Allocation> {
+        match self.vreg_slot[v.vreg()] {
+            NO_SLOT | NEEDS_SLOT => None,
+            base => Some(Allocation::stack(self.name(v.class(), base))),
+        }
     }
 
     /// A fresh slot for a value of `class`; returns the index of its first unit.

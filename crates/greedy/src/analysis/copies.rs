@@ -1,0 +1,164 @@
+//! Copies between values (block parameter ↔ branch argument, reuse def ↔ input) and
+//! fixed-register operands, weighted by block frequency: the preferences every
+//! allocator may read (register hints, spill weights, shared spill slots), computed
+//! from the function alone.
+
+use super::intervals::Segment;
+use super::loops::BlockFrequency;
+use regalloc2::{Function, OperandConstraint, OperandKind, PReg, VReg};
+
+/// Copy-related partners of each vreg (block-param edges, reuse pairs) with the
+/// frequency of the copy, for hints and hint-aware weights; each vreg's partners are
+/// sorted by that frequency, strongest first.
+#[derive(Default)]
+pub(crate) struct Partners {
+    range: Vec<(u32, u32)>,
+    list: Vec<(VReg, f32)>,
+    raw: Vec<(u32, VReg, f32)>,
+    /// Per vreg, its copies as (program point, frequency), sorted by point: the point
+    /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
+    /// value can weigh only the copies it holds.
+    site_range: Vec<(u32, u32)>,
+    sites: Vec<(u32, f32)>,
+    raw_sites: Vec<(u32, (u32, f32))>,
+    /// Every copy in program order (block by block: reuse pairs, then the block's branch
+    /// arguments), each end with the point where it is read or written.
+    pub copies: Vec<CopySite>,
+    /// Every fixed-register operand in program order: the value, the point where it is
+    /// in that register, the register and the block frequency.
+    pub fixed: Vec<(VReg, u32, PReg, f32)>,
+}
+
+/// One copy between two values: `a` at point `at_a`, `b` at `at_b`.
+#[derive(Clone, Copy)]
+pub(crate) struct CopySite {
+    pub a: VReg,
+    pub at_a: u32,
+    pub b: VReg,
+    pub at_b: u32,
+    pub freq: f32,
+}
+
+impl Partners {
+    pub fn of(&self, v: VReg) -> &[(VReg, f32)] {
+        let (a, b) = self.range[v.vreg()];
+        &self.list[a as usize..b as usize]
+    }
+
+    /// Σ frequency of `v`'s copies at points inside `segments` (sorted, disjoint).
+    pub fn copy_freq_in(&self, v: VReg, segments: &[Segment]) -> f32 {
+        let (a, b) = self.site_range[v.vreg()];
+        let sites = &self.sites[a as usize..b as usize];
+        if sites.is_empty() {
+            return 0.0;
+        }
+        let mut sum = 0.0;
+        for s in segments {
+            let lo = sites.partition_point(|&(p, _)| p < s.start);
+            sum += sites[lo..]
+                .iter()
+                .take_while(|&&(p, _)| p < s.end)
+                .map(|&(_, f)| f)
+                .sum::<f32>();
+        }
+        sum
+    }
+
+    /// Records every copy and fixed-register operand of `f`, weighted by `freq`.
+    pub fn compute<F: Function + ?Sized>(&mut self, f: &F, freq: &BlockFrequency) {
+        let p = self;
+        p.raw.clear();
+        p.raw_sites.clear();
+        p.copies.clear();
+        p.fixed.clear();
+        for b in 0..f.num_blocks() {
+            let block = regalloc2::Block::new(b);
+            let insns = f.block_insns(block);
+            let freq = freq.of(block);
+            for inst in insns.iter() {
+                let ops = f.inst_operands(inst);
+                for op in ops {
+                    match op.constraint() {
+                        OperandConstraint::Reuse(j) => {
+                            let input = ops[j].vreg();
+                            p.raw.push((op.vreg().vreg() as u32, input, freq));
+                            p.raw.push((input.vreg() as u32, op.vreg(), freq));
+                            // The input is read at the early point, the def written late.
+                            let early = 2 * inst.index() as u32;
+                            p.raw_sites
+                                .push((op.vreg().vreg() as u32, (early + 1, freq)));
+                            p.raw_sites.push((input.vreg() as u32, (early, freq)));
+                            p.copies.push(CopySite {
+                                a: op.vreg(),
+                                at_a: early + 1,
+                                b: input,
+                                at_b: early,
+                                freq,
+                            });
+                        }
+                        OperandConstraint::FixedReg(reg)
+                            if op.as_fixed_nonallocatable().is_none() =>
+                        {
+                            // A fixed def's value is in its register after the instruction.
+                            let at = 2 * inst.index() as u32
+                                + if op.kind() == OperandKind::Def { 2 } else { 0 };
+                            p.fixed.push((op.vreg(), at, reg, freq));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                    let params = f.block_params(succ);
+                    // The argument is live out of this block (through its branch), the
+                    // parameter from the successor's first point.
+                    let arg_point = 2 * last.index() as u32 + 1;
+                    let param_point = 2 * f.block_insns(succ).first().index() as u32;
+                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        p.raw.push((arg.vreg() as u32, param, freq));
+                        p.raw.push((param.vreg() as u32, arg, freq));
+                        p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
+                        p.raw_sites.push((param.vreg() as u32, (param_point, freq)));
+                        p.copies.push(CopySite {
+                            a: arg,
+                            at_a: arg_point,
+                            b: param,
+                            at_b: param_point,
+                            freq,
+                        });
+                    }
+                }
+            }
+        }
+        super::intervals::group(
+            &p.raw_sites,
+            f.num_vregs(),
+            &mut p.site_range,
+            &mut p.sites,
+            |run| run.sort_unstable_by_key(|&(point, _)| point),
+        );
+        p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
+        p.range.clear();
+        p.range.resize(f.num_vregs(), (0, 0));
+        p.list.clear();
+        let mut i = 0;
+        while i < p.raw.len() {
+            let v = p.raw[i].0;
+            let start = p.list.len() as u32;
+            while i < p.raw.len() && p.raw[i].0 == v {
+                let (_, w, freq) = p.raw[i];
+                let len = p.list.len() as u32;
+                match p.list.last_mut() {
+                    Some(last) if len > start && last.0 == w => last.1 += freq,
+                    _ => p.list.push((w, freq)),
+                }
+                i += 1;
+            }
+            p.range[v as usize] = (start, p.list.len() as u32);
+            // Strongest copies first: hints read only the head of the list.
+            p.list[start as usize..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
+    }
+}
