@@ -23,7 +23,7 @@ pub(crate) struct InterferenceMatrix {
     /// an untouched register are stale (sized for an earlier function) and never read:
     /// its union is empty, which answers every probe first.
     touched: PRegSet,
-    /// Program points of the current function (`2 * insts`).
+    /// One past the last program point of the current function (`point_bound`).
     points: u32,
 }
 
