@@ -137,6 +137,77 @@ impl RegReservations {
     }
 }
 
+/// Every reservation of a function in one list sorted by start, a register set per
+/// entry (a call's clobbers are one entry): answers "which registers does a fixed
+/// reservation of another value block anywhere over these runs" in one walk, where
+/// asking each register's list costs a search per register.
+#[derive(Default)]
+pub(crate) struct FixedIndex {
+    entries: Vec<FixedEntry>,
+    /// The longest reservation: an entry starting this far before a run cannot reach it.
+    max_len: Point,
+    /// Every register with a reservation: once an interval conflicts with all of them,
+    /// the rest of its runs cannot add one.
+    all: PRegSet,
+}
+
+#[derive(Clone, Copy)]
+struct FixedEntry {
+    start: Point,
+    end: Point,
+    /// Invalid for clobbers.
+    owner: VReg,
+    regs: PRegSet,
+}
+
+impl FixedIndex {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.max_len = 0;
+        self.all = PRegSet::empty();
+    }
+
+    fn push(&mut self, start: Point, end: Point, owner: VReg, regs: PRegSet) {
+        self.entries.push(FixedEntry {
+            start,
+            end,
+            owner,
+            regs,
+        });
+        self.max_len = self.max_len.max(end.saturating_sub(start));
+        self.all.union_from(regs);
+    }
+
+    /// Sorts the entries by start. Blocks and instructions are scanned last to first, so
+    /// the entries arrive nearly reversed.
+    fn finish(&mut self) {
+        self.entries.reverse();
+        if !self.entries.is_sorted_by_key(|e| e.start) {
+            self.entries.sort_unstable_by_key(|e| e.start);
+        }
+    }
+
+    /// The registers on which a reservation not owned by `owner` overlaps one of `runs`
+    /// (sorted and disjoint): exactly those `fixed_conflict` answers true for.
+    pub fn conflicts(&self, runs: &[Segment], owner: VReg) -> PRegSet {
+        let mut regs = PRegSet::empty();
+        let mut i = 0;
+        for r in runs {
+            // Entries starting at or before `r.start - max_len` end by `r.start`.
+            i += self.entries[i..].partition_point(|e| e.start + self.max_len <= r.start);
+            for e in self.entries[i..].iter().take_while(|e| e.start < r.end) {
+                if e.end > r.start && e.owner != owner {
+                    regs.union_from(e.regs);
+                    if regs == self.all {
+                        return regs;
+                    }
+                }
+            }
+        }
+        regs
+    }
+}
+
 /// The first index at or after `lo` whose reservation ends after `p`: exponential search.
 fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
     let n = list.len();
@@ -210,6 +281,9 @@ pub(crate) struct LiveIntervals {
     /// The registers with reservations: a function touches a few of the 256 indices,
     /// and only those are cleared and indexed.
     fixed_used: PRegSet,
+    /// The same reservations across all registers, for "which registers can this
+    /// interval never take" in one pass.
+    pub fixed_index: FixedIndex,
     raw_segments: Vec<(u32, Segment)>,
     raw_uses: Vec<(u32, UseSite)>,
     open_end: Vec<Point>,
@@ -253,6 +327,7 @@ impl LiveIntervals {
         }
         self.fixed
             .resize_with(PReg::NUM_INDEX, RegReservations::default);
+        self.fixed_index.clear();
 
         for b in (0..f.num_blocks()).rev() {
             let block = Block::new(b);
@@ -281,6 +356,8 @@ impl LiveIntervals {
                 run.sort_unstable_by_key(|u| (u.inst.index(), u.slot));
             },
         );
+
+        self.fixed_index.finish();
 
         let points = f
             .num_insts()
@@ -359,7 +436,12 @@ impl LiveIntervals {
         for inst in insns.iter().rev() {
             let ops = f.inst_operands(inst);
             let b = before(inst);
-            for clobber in f.inst_clobbers(inst) {
+            let clobbers = f.inst_clobbers(inst);
+            if clobbers != PRegSet::empty() {
+                self.fixed_index
+                    .push(b + 1, b + 2, VReg::invalid(), clobbers);
+            }
+            for clobber in clobbers {
                 self.reserve(
                     clobber,
                     Reservation {
@@ -449,6 +531,11 @@ impl LiveIntervals {
 
 impl LiveIntervals {
     fn reserve(&mut self, p: PReg, r: Reservation) {
+        if r.owner != VReg::invalid() {
+            let mut one = PRegSet::empty();
+            one.add(p);
+            self.fixed_index.push(r.start, r.end, r.owner, one);
+        }
         self.fixed_used.add(p);
         self.fixed[p.index()].list.push(r);
     }

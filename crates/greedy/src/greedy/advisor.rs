@@ -106,6 +106,7 @@ mod tests {
             kind: IntervalKind::Main,
             segments: Default::default(),
             runs: Default::default(),
+            fixed_conflicts: Default::default(),
             uses: Default::default(),
             stage: Stage::Assign,
             cascade,

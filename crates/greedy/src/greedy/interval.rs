@@ -4,7 +4,7 @@
 
 use crate::analysis::intervals::{Segment, UseSite};
 use cranelift_entity::entity_impl;
-use regalloc2::{PReg, VReg};
+use regalloc2::{PReg, PRegSet, VReg};
 use smallvec::SmallVec;
 
 /// An interval's segments (or runs), stored inline up to two.
@@ -61,6 +61,9 @@ pub(crate) struct LiveInterval {
     /// blocks has a segment per block but one run, so a probe costs the runs, not the
     /// blocks.
     pub runs: SegmentList,
+    /// The registers a fixed reservation of another value (or a clobber) blocks
+    /// somewhere over `runs`: fixed for the interval's life, so computed once.
+    pub fixed_conflicts: PRegSet,
     /// Operands of `vreg` inside the segments (for reload pieces: the operands they serve).
     pub uses: UseList,
     pub stage: Stage,

@@ -210,11 +210,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 .iter()
                 .any(|u| u.operand.constraint() == OperandConstraint::Stack);
             let limit = split::use_limit(uses);
+            let runs: SegmentList = matrix::merged(segments).collect();
             let iv = LiveInterval {
                 vreg,
                 kind: IntervalKind::Main,
                 segments: SegmentList::from_slice(segments),
-                runs: matrix::merged(segments).collect(),
+                fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
+                runs,
                 uses: UseList::from_slice(uses),
                 stage: Stage::New,
                 cascade: 0,
@@ -409,6 +411,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {
-        matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.runs, iv.vreg)
+        let conflict = iv.fixed_conflicts.contains(p);
+        debug_assert_eq!(
+            conflict,
+            matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.runs, iv.vreg)
+        );
+        conflict
     }
 }

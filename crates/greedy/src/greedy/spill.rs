@@ -51,6 +51,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     kind: IntervalKind::Reload { is_def },
                     segments: smallvec![Segment { start, end }],
                     runs: smallvec![Segment { start, end }],
+                    fixed_conflicts: self
+                        .an
+                        .intervals
+                        .fixed_index
+                        .conflicts(&[Segment { start, end }], vreg),
                     uses: group,
                     stage: Stage::Done,
                     cascade: 0,

@@ -249,8 +249,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // best so far (or spilling) is not worth a descent, nor the rest of its probes
             // (the bound only grows).
             let mut forced = 0.0f32;
+            // Most candidates have no fixed reservation anywhere over the value.
+            let fixed = iv.fixed_conflicts.contains(p);
             for (k, &s) in iv.segments.iter().enumerate() {
-                let is_free = !fixed_conflict_from(reservations, &mut lo, s, iv.vreg)
+                let is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                     && self.ctx.matrix.is_free_from(p, &mut cursor, s);
                 if !is_free {
                     forced += stack_cost[k];
@@ -622,6 +624,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 break;
             }
             let reservations = &self.an.intervals.fixed[p.index()];
+            let fixed = iv.fixed_conflicts.contains(p);
             let mut lo = 0;
             let mut cursor = FreeCursor::default();
             for c in 0..n_cells {
@@ -631,7 +634,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 };
                 blocked_cell[c] = cell.start < cell.end
                     && (!self.ctx.matrix.is_free_from(p, &mut cursor, cell)
-                        || fixed_conflict_from(reservations, &mut lo, cell, iv.vreg));
+                        || (fixed && fixed_conflict_from(reservations, &mut lo, cell, iv.vreg)));
             }
             let mut a = 0;
             while a < insts.len() {
@@ -828,7 +831,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let runs = super::matrix::merged(&product.segments).collect();
+            let runs: SegmentList = super::matrix::merged(&product.segments).collect();
+            let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
             let segments = SegmentList::from_vec(product.segments);
             // Each product is limited by its own operands only: one `Limit` use must not
             // pin the pieces that do not hold it.
@@ -838,6 +842,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 kind: IntervalKind::Main,
                 segments,
                 runs,
+                fixed_conflicts,
                 uses,
                 stage: product.stage,
                 cascade,
