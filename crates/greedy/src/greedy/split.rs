@@ -167,6 +167,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .count();
             MEMORY_COST * self.freq_of_point(s.start) * needy as f32
         }));
+        // Every labelling costs at least nothing, and a split must cost less than
+        // spilling: a value whose operands all accept the stack never splits here.
+        let spill_all: f32 = stack_cost.iter().sum();
+        if spill_all <= 0.0 {
+            return false;
+        }
         // The edit builder writes a spilled value's slot once, right after its def (SSA:
         // the def dominates every point where the value is live), and drops every later
         // move into the slot. So entering the stack costs nothing at the edge; the store
@@ -220,7 +226,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         {
             boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
         }
-        let spill_all: f32 = stack_cost.iter().sum();
         adj.fill(n, links);
 
         let threshold = spill_all * HYSTERESIS;
