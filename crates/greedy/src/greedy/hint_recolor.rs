@@ -23,7 +23,7 @@ use regalloc2::{Function, PReg, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
-const MAX_PASSES: usize = 3;
+const MAX_PASSES: usize = 2;
 /// Occupants of the target register a group may be exchanged with.
 const MAX_SWAP: usize = 8;
 
