@@ -14,7 +14,10 @@ use regalloc2::{Function, OperandConstraint, OperandKind, PReg, VReg};
 pub(crate) struct Partners {
     range: Vec<(u32, u32)>,
     list: Vec<(VReg, f32)>,
-    raw: Vec<(u32, VReg, f32)>,
+    raw: Vec<(u32, (VReg, f32))>,
+    /// `raw` grouped by its first vreg (`grouped_range`), each group sorted by partner.
+    grouped: Vec<(VReg, f32)>,
+    grouped_range: Vec<(u32, u32)>,
     /// Per vreg, its copies as (program point, frequency), sorted by point: the point
     /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
     /// value can weigh only the copies it holds.
@@ -81,8 +84,8 @@ impl Partners {
                     match op.constraint() {
                         OperandConstraint::Reuse(j) => {
                             let input = ops[j].vreg();
-                            p.raw.push((op.vreg().vreg() as u32, input, freq));
-                            p.raw.push((input.vreg() as u32, op.vreg(), freq));
+                            p.raw.push((op.vreg().vreg() as u32, (input, freq)));
+                            p.raw.push((input.vreg() as u32, (op.vreg(), freq)));
                             // The input is read at the early point, the def written late.
                             let early = 2 * inst.index() as u32;
                             p.raw_sites
@@ -117,8 +120,8 @@ impl Partners {
                     let arg_point = 2 * last.index() as u32 + 1;
                     let param_point = 2 * f.block_insns(succ).first().index() as u32;
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
-                        p.raw.push((arg.vreg() as u32, param, freq));
-                        p.raw.push((param.vreg() as u32, arg, freq));
+                        p.raw.push((arg.vreg() as u32, (param, freq)));
+                        p.raw.push((param.vreg() as u32, (arg, freq)));
                         p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
                         p.raw_sites.push((param.vreg() as u32, (param_point, freq)));
                         p.copies.push(CopySite {
@@ -139,24 +142,32 @@ impl Partners {
             &mut p.sites,
             |run| run.sort_unstable_by_key(|&(point, _)| point),
         );
-        p.raw.sort_unstable_by_key(|&(v, w, _)| (v, w.vreg()));
+        // A counting sort by vreg, then each vreg's few copies by partner: one sort of
+        // every copy in the function was a visible part of setting up big functions.
+        super::intervals::group(
+            &p.raw,
+            f.num_vregs(),
+            &mut p.grouped_range,
+            &mut p.grouped,
+            |run| run.sort_unstable_by_key(|&(w, _)| w.vreg()),
+        );
         p.range.clear();
         p.range.resize(f.num_vregs(), (0, 0));
         p.list.clear();
-        let mut i = 0;
-        while i < p.raw.len() {
-            let v = p.raw[i].0;
+        for v in 0..f.num_vregs() {
+            let (a, b) = p.grouped_range[v];
+            if a == b {
+                continue;
+            }
             let start = p.list.len() as u32;
-            while i < p.raw.len() && p.raw[i].0 == v {
-                let (_, w, freq) = p.raw[i];
+            for &(w, freq) in &p.grouped[a as usize..b as usize] {
                 let len = p.list.len() as u32;
                 match p.list.last_mut() {
                     Some(last) if len > start && last.0 == w => last.1 += freq,
                     _ => p.list.push((w, freq)),
                 }
-                i += 1;
             }
-            p.range[v as usize] = (start, p.list.len() as u32);
+            p.range[v] = (start, p.list.len() as u32);
             // Strongest copies first: hints read only the head of the list.
             p.list[start as usize..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         }

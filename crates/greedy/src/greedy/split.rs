@@ -816,23 +816,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if let Some(k) = pieces.iter().position(|&x| x == id) {
             pieces.remove(k);
         }
-        // Each use goes to the product whose segment holds its first point: one sorted
-        // table of (segment, product) and a binary search per use.
+        // Each use goes to the product whose segment holds its first point. Uses are
+        // sorted by instruction (not by point: a late def may precede an early use of
+        // the same instruction), so a segment's candidates are found by instruction and
+        // then filtered by point.
         let mut products = products;
-        let mut owner: Vec<(Segment, usize)> = Vec::new();
-        for (k, product) in products.iter_mut().enumerate() {
+        let mut uses_of: Vec<UseList> = vec![UseList::new(); products.len()];
+        for (product, uses) in products.iter_mut().zip(uses_of.iter_mut()) {
             product.segments.retain(|s| s.start < s.end);
             product.segments.sort_unstable();
-            owner.extend(product.segments.iter().map(|&s| (s, k)));
-        }
-        owner.sort_unstable_by_key(|&(s, _)| s.start);
-        let mut uses_of: Vec<UseList> = vec![UseList::new(); products.len()];
-        for u in &old_uses {
-            let i = owner.partition_point(|(s, _)| s.end <= u.first);
-            if let Some(&(s, k)) = owner.get(i)
-                && s.start <= u.first
-            {
-                uses_of[k].push(*u);
+            for s in &product.segments {
+                let lo = old_uses.partition_point(|u| 2 * u.inst.index() as u32 + 2 <= s.start);
+                uses.extend(
+                    old_uses[lo..]
+                        .iter()
+                        .take_while(|u| 2 * (u.inst.index() as u32) < s.end)
+                        .filter(|u| s.start <= u.first && u.first < s.end)
+                        .copied(),
+                );
             }
         }
         for (product, uses) in products.into_iter().zip(uses_of) {
