@@ -106,6 +106,23 @@ struct Row {
 }
 
 pub fn main(args: AblateArgs) -> i32 {
+    match tables(&args) {
+        Ok((md, failed)) => {
+            print!("{md}");
+            i32::from(failed)
+        }
+        Err((md, e)) => {
+            print!("{md}");
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+/// The Markdown tables `ablate` prints (also a section of `ragreedy report`), and whether
+/// any configuration failed the checker or erred where ion allocates. A Wasm corpus that
+/// cannot be read is an error, returned with the tables made without it.
+pub fn tables(args: &AblateArgs) -> Result<(String, bool), (String, String)> {
     let mut envs: Vec<Option<usize>> = args.regs.iter().map(|&k| Some(k)).collect();
     if envs.is_empty() {
         envs = vec![Some(4), Some(8), None];
@@ -113,16 +130,15 @@ pub fn main(args: AblateArgs) -> i32 {
         envs.push(None);
     }
     let configs = configs();
+    let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let mut failed = false;
+    let mut wasm_error = None;
     let mut tables: Vec<(String, Vec<Case>)> = Vec::new();
     if !args.wasm.is_empty() {
         match wasm_corpus(&args.wasm) {
             Ok(cases) => tables.push(("Wasm modules (as compiled by Wasmtime)".into(), cases)),
-            Err(e) => {
-                eprintln!("error: {e}");
-                failed = true;
-            }
+            Err(e) => wasm_error = Some(e),
         }
     }
     for regs in envs {
@@ -130,17 +146,21 @@ pub fn main(args: AblateArgs) -> i32 {
             Some(k) => format!("fuzz corpus, {k} registers per class"),
             None => "fuzz corpus, full environment".into(),
         };
-        tables.push((title, fuzz_corpus(&args, regs)));
+        tables.push((title, fuzz_corpus(args, regs)));
     }
+    let mut md = String::new();
     for (title, cases) in &tables {
         let rows = measure(cases, &configs, args.reps.max(1));
         failed |= rows
             .iter()
             .any(|r| r.checker_failures > 0 || r.errors_where_ion_allocates > 0);
-        print_table(title, cases, &configs, &rows);
+        md.push_str(&table(title, cases, &configs, &rows));
     }
-    let _ = std::panic::take_hook();
-    i32::from(failed)
+    std::panic::set_hook(hook);
+    match wasm_error {
+        Some(e) => Err((md, e)),
+        None => Ok((md, failed)),
+    }
 }
 
 /// The functions `ragreedy stress --seed S --count N [--regs K]` allocates, in order.
@@ -236,19 +256,24 @@ fn record(
     }
 }
 
-fn print_table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) {
+fn table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) -> String {
+    use std::fmt::Write;
+    let mut md = String::new();
     let ion = rows[0].ion_total;
     let ion_ok = cases.iter().filter(|c| c.ion.is_some()).count();
-    println!("\n### {title}\n");
-    println!(
+    let _ = writeln!(md, "\n### {title}\n");
+    let _ = writeln!(
+        md,
         "{} functions, ion allocates {ion_ok}; costs over the functions both allocate (ion's row: beside the default).\n",
         cases.len()
     );
-    println!(
+    let _ = writeln!(
+        md,
         "| configuration | geomean vs ion | weighted cost | Σ spill slots | Σ moves | time vs default | mechanism counter (default → off) | failures |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---|---:|");
-    println!(
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---|---:|");
+    let _ = writeln!(
+        md,
         "| ion | 1.0000 | {} | {} | {} | | | |",
         ion.weighted,
         ion.num_spillslots,
@@ -271,7 +296,8 @@ fn print_table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) {
             f64::NAN
         };
         let time = row.time.as_secs_f64() / default.time.as_secs_f64().max(1e-9);
-        println!(
+        let _ = writeln!(
+            md,
             "| {} | {geomean:.4} | {} | {} | {} | {time:.3} | {counter} | {} |",
             config.name,
             row.total.weighted,
@@ -280,6 +306,7 @@ fn print_table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) {
             failures(row),
         );
     }
+    md
 }
 
 fn moves(c: &cost::Cost) -> usize {

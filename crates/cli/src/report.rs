@@ -3,6 +3,7 @@
 //! compared): the `cranelift`, `fuzz` and `scale` corpora of `ragreedy compare`, and code speed
 //! of the bench programs. The page is overwritten whole; nothing in it is hand-edited.
 
+use crate::ablate::{self, AblateArgs};
 use crate::compare::{self, CompareArgs, CorpusResult, CorpusSpec, codespeed, corpora, plot};
 use clap::Args;
 use ragreedy_jit::Allocator;
@@ -43,6 +44,9 @@ pub struct ReportArgs {
     /// Iterations per module and allocator for the Wasm benchmarks.
     #[arg(long, default_value_t = 5)]
     pub wasm_iterations: usize,
+    /// Fuzz functions per register count in the ablation section.
+    #[arg(long, default_value_t = 1000)]
+    pub ablate_count: usize,
 }
 
 /// The `compare` settings of one corpus of the report.
@@ -135,6 +139,10 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     if let Some((section, _)) = &wasm {
         md.push_str(section);
     }
+    let t = Instant::now();
+    let (section, ablation_failed) = ablation_section(args)?;
+    eprintln!("ablation in {:.0} s", t.elapsed().as_secs_f64());
+    md.push_str(&section);
     let path = args.out.join("benchmarks.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!(
@@ -143,14 +151,15 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         img.display(),
         started.elapsed().as_secs_f64()
     );
-    let failed = results
-        .iter()
-        .chain(wasm.as_ref().map(|(_, r)| r))
-        .any(|r| {
-            r.summaries
-                .iter()
-                .any(|s| s.allocator == "greedy" && s.checker_failures > 0)
-        });
+    let failed = ablation_failed
+        || results
+            .iter()
+            .chain(wasm.as_ref().map(|(_, r)| r))
+            .any(|r| {
+                r.summaries
+                    .iter()
+                    .any(|s| s.allocator == "greedy" && s.checker_failures > 0)
+            });
     Ok(failed)
 }
 
@@ -314,6 +323,37 @@ fn page(
         args.reps, args.count, args.max_insts, args.budget_secs, args.check_max_insts
     );
     s
+}
+
+/// The ablation section: `ragreedy ablate` on the Wasm corpus (when given) and on the fuzz
+/// corpus at 4 and 8 registers per class.
+fn ablation_section(args: &ReportArgs) -> Result<(String, bool), String> {
+    let ablate_args = AblateArgs {
+        count: args.ablate_count,
+        seed: 0,
+        regs: vec![4, 8],
+        full: false,
+        wasm: args.wasm.iter().cloned().collect(),
+        reps: args.reps.clamp(1, 3),
+    };
+    let (tables, failed) = ablate::tables(&ablate_args).map_err(|(_, e)| e)?;
+    let mut md = String::from("\n## Ablation: what each mechanism buys\n\n");
+    let _ = writeln!(
+        md,
+        "`Options::default()`, then each mechanism turned off alone (`ragreedy ablate{} \
+         --regs 4 --regs 8 --count {} --reps {}`). Geomean of the weighted-cost ratio against \
+         ion over the functions both allocate; time is the sum of each function's fastest of \
+         the repetitions, configurations interleaved, against the default configuration's; the \
+         last columns show the mechanism's own counter (default → off) and checker failures.",
+        args.wasm
+            .as_ref()
+            .map(|d| format!(" --wasm {}", d.display()))
+            .unwrap_or_default(),
+        ablate_args.count,
+        ablate_args.reps
+    );
+    md.push_str(&tables);
+    Ok((md, failed))
 }
 
 /// The Wasm section of the page: the `wasm:` compile corpus (one row group per module) and the
