@@ -255,17 +255,13 @@ pub fn layout<F: Function + ?Sized>(
         let contiguous = prev_end == Some(start);
         let carried: Holdings = std::mem::take(&mut walk.open);
         for (loc, (v, s)) in carried {
-            if contiguous && entry.get(&loc) == Some(&v) {
-                walk.open.insert(loc, (v, s));
-            } else {
-                walk.open.insert(loc, (v, s));
+            walk.open.insert(loc, (v, s));
+            if !(contiguous && entry.get(&loc) == Some(&v)) {
                 walk.close(loc, prev_end.unwrap_or(start));
             }
         }
         for (&loc, &v) in &entry {
-            if !walk.open.contains_key(&loc) {
-                walk.open.insert(loc, (v, start));
-            }
+            walk.open.entry(loc).or_insert((v, start));
         }
         let last = last_mentions(f, block);
         let lives_out = &live_out[b];
