@@ -213,7 +213,7 @@ fn panel(
                 r##"<rect class="loop" data-depth="{depth}" x="{x0:.1}" y="{body_top:.1}" width="{:.1}" height="{:.1}" fill="#e8c070" fill-opacity="{:.2}"/>"##,
                 x1 - x0,
                 rows.len() as f64 * ROW_H,
-                (0.18 * f64::from(depth)).min(0.7)
+                (0.3 * f64::from(depth)).min(0.8)
             );
         }
         let name = if depth > 0 {
