@@ -82,6 +82,11 @@ pub struct Options {
     /// a clock read costs tens of nanoseconds, which adds up to a few percent on small
     /// functions with many eviction and split attempts.
     pub phase_times: bool,
+    /// Test-only: deliberately breaks one allocation rule (a spilled value's defs are no
+    /// longer stored to its slot: the store pieces after its defs are dropped), so that
+    /// tests can check that a wrong allocation is caught and shrunk. Never set it otherwise.
+    #[doc(hidden)]
+    pub debug_break_rule: bool,
 }
 
 impl Default for Options {
@@ -100,6 +105,7 @@ impl Default for Options {
             redundant_moves: true,
             cross_block_redundant_moves: true,
             phase_times: false,
+            debug_break_rule: false,
         }
     }
 }

@@ -126,6 +126,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     /// assigned or spilled `Main` interval, and every reload piece.
     fn export(&mut self) {
         let out = &mut *self.out;
+        let options = self.options;
         for (_, iv) in self.ctx.intervals.iter() {
             let v = iv.vreg.vreg() as u32;
             match iv.kind {
@@ -142,6 +143,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                         out.pieces.push((v, (s.start, s.end, loc)));
                     }
                 }
+                // The deliberately broken rule (`Options::debug_break_rule`).
+                IntervalKind::Reload { is_def: true } if options.debug_break_rule => {}
                 IntervalKind::Reload { is_def } => {
                     if let (Some(reg), Some(u), Some(s)) =
                         (iv.assigned, iv.uses.first(), iv.segments.first())
