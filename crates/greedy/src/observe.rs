@@ -424,15 +424,23 @@ impl fmt::Display for Event {
 
 /// Emits an event if an observer is attached: `observe!(self, Event::...)`. The event
 /// expression is evaluated only then (it may read `self`), so an allocation without an
-/// observer pays one branch here.
+/// observer pays one branch here; the builders it calls are cold and never inlined, so
+/// the hot paths around an emission point keep their size.
 macro_rules! observe {
     ($a:expr, $event:expr) => {
         if $a.observer.is_some() {
             let event = $event;
-            if let Some(o) = $a.observer.as_deref_mut() {
-                o.event(event);
-            }
+            $crate::observe::emit(&mut $a.observer, event);
         }
     };
 }
 pub(crate) use observe;
+
+/// Hands `event` to the observer, if any (the dispatch, out of line).
+#[cold]
+#[inline(never)]
+pub(crate) fn emit(observer: &mut Option<&mut dyn Observer>, event: Event) {
+    if let Some(o) = observer.as_deref_mut() {
+        o.event(event);
+    }
+}

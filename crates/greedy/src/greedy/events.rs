@@ -1,6 +1,7 @@
 //! Builds the observer's events (`crate::observe`) that need more than a field or two of
 //! allocator state. Only called behind `observe!` or an `observer.is_some()` test, so
-//! none of this runs when no observer is attached.
+//! none of this runs when no observer is attached; every builder is cold and out of line,
+//! so it adds nothing to the code of the hot paths that call it.
 
 use super::Allocator;
 use super::interval::{IntervalId, Stage};
@@ -27,6 +28,8 @@ pub(crate) fn index(id: IntervalId) -> u32 {
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn assigned_event(&self, id: IntervalId, p: PReg) -> Event {
         Event::Assigned {
             interval: index(id),
@@ -36,6 +39,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn csr_refusal_event(&self, id: IntervalId, p: PReg) -> Event {
         Event::Refused {
             interval: index(id),
@@ -44,6 +49,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn requeued_event(&self, id: IntervalId, why: &'static str) -> Event {
         Event::Requeued {
             interval: index(id),
@@ -53,6 +60,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// `victim` leaves `p` for `by`, which carries cascade number `cascade`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn evicted_event(
         &self,
         victim: IntervalId,
@@ -72,6 +81,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn split_event(&self, id: IntervalId, kind: SplitKind) -> Event {
         Event::Split {
             interval: index(id),
@@ -80,6 +91,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn spilled_event(&self, id: IntervalId) -> Event {
         let iv = &self.ctx.intervals[id];
         Event::Spilled {
@@ -89,6 +102,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn reload_event(&self, piece: IntervalId, inst: Inst, is_def: bool) -> Event {
         Event::ReloadPiece {
             interval: index(piece),
@@ -98,6 +113,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn hint_event(
         &self,
         id: IntervalId,
@@ -114,6 +131,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn dequeue_event(&self, id: IntervalId, priority: u64) -> Event {
         let iv = &self.ctx.intervals[id];
         Event::Dequeue {
@@ -127,6 +146,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn product_event(&self, piece: IntervalId, of: IntervalId) -> Event {
         let iv = &self.ctx.intervals[piece];
         Event::SplitProduct {
@@ -144,6 +165,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// holds each interval it moved, from the register it had before the attempt to the
     /// one it has now (`None`: evicted back to the queue); on failure every change was
     /// rolled back, so the log is empty and `id` unassigned.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn recoloring_event(&self, id: IntervalId, why: &'static str) -> Event {
         let mut moved: Vec<(u32, PReg, Option<PReg>)> = Vec::new();
         for &(j, prev, _) in self.ctx.recolor.undo() {
@@ -166,6 +189,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// After `try_assign` found nothing free for `id`: why each register of its
     /// allocation order was refused.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn report_refusals(&mut self, id: IntervalId) {
         let mut events = Vec::new();
         let mut intf = Vec::new();
