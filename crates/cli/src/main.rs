@@ -3,6 +3,7 @@
 mod ablate;
 mod compare;
 mod dump_cmd;
+mod explain;
 mod mechanisms;
 mod report;
 mod run_cmd;
@@ -35,6 +36,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Turn our mechanisms off one at a time on the fuzz corpus and tabulate what each buys.
     Ablate(ablate::AblateArgs),
+    /// Explain one function's allocation: the greedy allocator's decisions, the cost split
+    /// into its parts, and with --html a picture of where every value lives.
+    Explain(explain::ExplainArgs),
     /// Real WebAssembly through Wasmtime: run a WASI module, benchmark Sightglass modules, or
     /// dump a module's allocation problems.
     Wasm(wasm_cmd::WasmArgs),
@@ -51,6 +55,7 @@ fn main() {
         Command::Report(args) => report::main(args),
         Command::Ablate(args) => ablate::main(args),
         Command::Wasm(args) => wasm_cmd::main(args),
+        Command::Explain(args) => explain::main(args),
     };
     std::process::exit(code);
 }

@@ -3,7 +3,8 @@
 //! (Cranelift first) can swap it in.
 //!
 //! The public surface is deliberately small: [`run`], [`run_with_context`], [`Options`],
-//! [`Stats`] and the reusable [`Context`]. See `docs/design.md` for the pipeline.
+//! [`Stats`] and the reusable [`Context`]; [`run_observed`] also reports each decision to
+//! an [`Observer`] as an [`Event`]. See `docs/design.md` for the pipeline.
 //!
 //! [`Options`] and [`Stats`] are `#[non_exhaustive]`, so that a knob or a counter can be added
 //! without breaking callers: start from `Options::default()` and set the fields to change.
@@ -18,11 +19,13 @@ mod edits;
 pub mod fuzzing;
 mod greedy;
 mod lists;
+mod observe;
 mod point_bits;
 mod slots;
 #[cfg(test)]
 mod tests;
 
+pub use observe::{Event, Observer, Occupant, Refusal, SplitKind};
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 use std::time::{Duration, Instant};
 
@@ -79,6 +82,11 @@ pub struct Options {
     /// a clock read costs tens of nanoseconds, which adds up to a few percent on small
     /// functions with many eviction and split attempts.
     pub phase_times: bool,
+    /// Test-only: deliberately breaks one allocation rule (a spilled value's defs are no
+    /// longer stored to its slot: the store pieces after its defs are dropped), so that
+    /// tests can check that a wrong allocation is caught and shrunk. Never set it otherwise.
+    #[doc(hidden)]
+    pub debug_break_rule: bool,
 }
 
 impl Default for Options {
@@ -97,6 +105,7 @@ impl Default for Options {
             redundant_moves: true,
             cross_block_redundant_moves: true,
             phase_times: false,
+            debug_break_rule: false,
         }
     }
 }
@@ -413,6 +422,28 @@ pub fn run_with_context<F: Function + ?Sized>(
     options: &Options,
     ctx: &mut Context,
 ) -> Result<Output, RegAllocError> {
+    run_inner(func, env, options, ctx, None)
+}
+
+/// Allocate registers for `func` like [`run_with_context`], reporting every decision of
+/// the allocator to `observer` as it is made. The output is the same as without one.
+pub fn run_observed<F: Function + ?Sized>(
+    func: &F,
+    env: &MachineEnv,
+    options: &Options,
+    ctx: &mut Context,
+    observer: &mut dyn Observer,
+) -> Result<Output, RegAllocError> {
+    run_inner(func, env, options, ctx, Some(observer))
+}
+
+fn run_inner<F: Function + ?Sized>(
+    func: &F,
+    env: &MachineEnv,
+    options: &Options,
+    ctx: &mut Context,
+    observer: Option<&mut dyn Observer>,
+) -> Result<Output, RegAllocError> {
     ctx.stats = Stats::default();
     let t = phase_clock(options);
     ctx.analyses.compute(func)?;
@@ -428,6 +459,7 @@ pub fn run_with_context<F: Function + ?Sized>(
         stats: &mut ctx.stats,
         priority: greedy::advisor::DefaultPriority,
         eviction: greedy::advisor::DefaultEviction,
+        observer: observer.map(|o| o as &mut dyn Observer),
     }
     .run()?;
     let mut out = Output::default();

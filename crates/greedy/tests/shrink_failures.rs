@@ -116,3 +116,49 @@ fn cost_regression_against_ion_shrinks() {
         );
     }
 }
+
+/// Allocates with `Options::debug_break_rule` (spilled values' defs are not stored to
+/// their slots); true when that allocation succeeds and the checker rejects it.
+fn fails_with_broken_rule(f: &TestFunc, env: &MachineEnv) -> bool {
+    let mut options = Options::default();
+    options.debug_break_rule = true;
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        regalloc_greedy::run_with_context(f, env, &options, &mut Context::new())
+    }));
+    matches!(out, Ok(Ok(out)) if check_output(f, env, &out).is_err())
+}
+
+/// A 200-instruction generated function that the deliberately broken rule makes fail
+/// shrinks to at most 10 instructions that still fail, and that the unbroken allocator
+/// handles.
+#[test]
+fn broken_rule_failure_shrinks_to_ten_instructions() {
+    let env = fuzzgen::stress_env(Some(2));
+    let (seed, f) = (0..3000)
+        .filter_map(|s| seed_function(s, 2).map(|f| (s, f)))
+        .filter(|(_, f)| (200..260).contains(&f.insts.len()))
+        .find(|(_, f)| ours(f, &env).is_some() && fails_with_broken_rule(f, &env))
+        .expect("a 200-instruction function the broken rule makes fail");
+    let r = shrink(&f, &env, 5000, fails_with_broken_rule);
+    assert!(r.held, "seed {seed}");
+    assert!(fails_with_broken_rule(&r.func, &r.env));
+    validate_input(&r.func).expect("shrunk function stays valid");
+    assert!(
+        r.func.insts.len() <= 10,
+        "seed {seed}: {} -> {} instructions\n{}",
+        f.insts.len(),
+        r.func.insts.len(),
+        print(&r.func, &r.env)
+    );
+    // The failure is the broken rule's: unbroken, the shrunk function allocates and checks.
+    assert!(ours(&r.func, &r.env).is_some());
+    if std::env::var_os("SHOW").is_some() {
+        println!(
+            "seed {seed}: {} -> {} instructions, {} calls\n{}",
+            f.insts.len(),
+            r.func.insts.len(),
+            r.calls,
+            print(&r.func, &r.env)
+        );
+    }
+}

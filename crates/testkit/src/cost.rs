@@ -25,6 +25,20 @@ pub struct Cost {
     pub num_spillslots: usize,
     /// Distinct non-preferred registers used anywhere.
     pub non_preferred_regs: usize,
+    /// `weighted` split by what it pays for: register→register moves, stores (reg→stack),
+    /// reloads (stack→reg), stack→stack moves, and callee-saved (non-preferred) registers.
+    /// The five always sum to `weighted`.
+    pub parts: CostParts,
+}
+
+/// The parts of a weighted cost (see [`Cost::parts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CostParts {
+    pub moves: u64,
+    pub spills: u64,
+    pub reloads: u64,
+    pub stack_moves: u64,
+    pub callee_saved: u64,
 }
 
 impl std::ops::AddAssign for Cost {
@@ -36,6 +50,11 @@ impl std::ops::AddAssign for Cost {
         self.stack_moves += o.stack_moves;
         self.num_spillslots += o.num_spillslots;
         self.non_preferred_regs += o.non_preferred_regs;
+        self.parts.moves += o.parts.moves;
+        self.parts.spills += o.parts.spills;
+        self.parts.reloads += o.parts.reloads;
+        self.parts.stack_moves += o.parts.stack_moves;
+        self.parts.callee_saved += o.parts.callee_saved;
     }
 }
 
@@ -65,24 +84,25 @@ pub fn cost<F: Function + ?Sized>(func: &F, env: &MachineEnv, out: &Output) -> C
             .get(pt.inst().index())
             .and_then(|b| b.map(|b| freq[b.index()]))
             .unwrap_or(1);
-        let unit = match (is_stack(from), is_stack(to)) {
+        let (unit, part) = match (is_stack(from), is_stack(to)) {
             (false, false) => {
                 c.moves += 1;
-                1
+                (1, &mut c.parts.moves)
             }
             (false, true) => {
                 c.spills += 1;
-                2
+                (2, &mut c.parts.spills)
             }
             (true, false) => {
                 c.reloads += 1;
-                2
+                (2, &mut c.parts.reloads)
             }
             (true, true) => {
                 c.stack_moves += 1;
-                4
+                (4, &mut c.parts.stack_moves)
             }
         };
+        *part += unit * f;
         c.weighted += unit * f;
     }
     let mut non_pref = PRegSet::empty();
@@ -103,7 +123,8 @@ pub fn cost<F: Function + ?Sized>(func: &F, env: &MachineEnv, out: &Output) -> C
         note(to);
     }
     c.non_preferred_regs = used.into_iter().count();
-    c.weighted += 4 * c.non_preferred_regs as u64;
+    c.parts.callee_saved = 4 * c.non_preferred_regs as u64;
+    c.weighted += c.parts.callee_saved;
     c
 }
 

@@ -104,6 +104,16 @@ fn loop_depth_and_cost() {
         (1, 1, 0, 1)
     );
     assert_eq!(c.weighted, 2 + 10 + 4);
+    // The parts: the store in the entry block, the move in the loop, the register opened.
+    assert_eq!(
+        (
+            c.parts.spills,
+            c.parts.moves,
+            c.parts.reloads,
+            c.parts.callee_saved
+        ),
+        (2, 10, 0, 4)
+    );
 }
 
 #[test]

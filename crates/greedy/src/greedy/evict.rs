@@ -7,6 +7,7 @@
 use super::Allocator;
 use super::advisor::{EvictionAdvisor, EvictionCost};
 use super::interval::IntervalId;
+use crate::observe::observe;
 use log::debug;
 use regalloc2::{Function, PReg};
 
@@ -81,6 +82,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 self.ctx.intervals[id].weight,
                 self.ctx.intervals[j].cascade
             );
+            observe!(self, self.evicted_event(j, p, id, cascade));
             self.unassign(j);
             self.ctx.intervals[j].cascade = cascade;
             self.stats.evictions += 1;

@@ -17,6 +17,7 @@ use super::Allocator;
 use super::csr::CSR_COST;
 use super::interval::IntervalId;
 use crate::analysis::intervals::{Point, before, point_inst};
+use crate::observe::observe;
 use cranelift_entity::SecondaryMap;
 use log::debug;
 use regalloc2::{Function, PReg, VReg};
@@ -430,13 +431,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         group: &[IntervalId],
         from: PReg,
         target: PReg,
-        why: &str,
+        why: &'static str,
     ) {
         g.changed_at[target.index()] = g.moves + 1;
         for &m in group {
             self.ctx.intervals[m].assigned = Some(target);
             self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
             self.refresh_hint_reg(self.ctx.intervals[m].vreg);
+            observe!(self, self.hint_event(m, from, target, why));
             debug!(
                 "{m} ({}): recolored from {from} to {target} {why}",
                 self.ctx.intervals[m].vreg

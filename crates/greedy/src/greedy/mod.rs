@@ -6,6 +6,7 @@
 pub(crate) mod advisor;
 mod assign;
 mod csr;
+mod events;
 mod evict;
 mod hint_recolor;
 pub(crate) mod interval;
@@ -21,6 +22,7 @@ use crate::analysis::copies::Partners;
 use crate::analysis::intervals::{Segment, point_bound, point_inst};
 use crate::assignment::{Assignment, ReloadPiece};
 use crate::lists::Lists;
+use crate::observe::observe;
 use crate::slots::SlotLayout;
 use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
@@ -57,7 +59,7 @@ pub(crate) struct GreedyCtx {
     /// The registers fixed reservations rule out for the interval whose `try_assign`
     /// failed last (see `Allocator::reserved_for`).
     pub reserved_for: Option<(IntervalId, regalloc2::PRegSet)>,
-    recolor: recolor::RecolorCtx,
+    pub(crate) recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
     region_scratch: split::RegionScratch,
@@ -74,6 +76,8 @@ pub(crate) struct Allocator<'a, F: Function + ?Sized> {
     pub stats: &'a mut Stats,
     pub priority: DefaultPriority,
     pub eviction: DefaultEviction,
+    /// Told every decision when attached (`crate::run_observed`); see `observe!`.
+    pub observer: Option<&'a mut dyn crate::Observer>,
 }
 
 impl<'a, F: Function + ?Sized> Allocator<'a, F> {
@@ -89,7 +93,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         self.stats.phases.since(Phase::Setup, t);
         let t = phase_clock(self.options);
         let nested = self.stats.phases.in_main_loop();
-        while let Some(id) = self.ctx.queue.pop() {
+        while let Some((id, priority)) = self.ctx.queue.pop() {
+            observe!(self, self.dequeue_event(id, priority));
             self.select_or_split(id)?;
         }
         if let Some(t) = t {
@@ -121,6 +126,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     /// assigned or spilled `Main` interval, and every reload piece.
     fn export(&mut self) {
         let out = &mut *self.out;
+        let options = self.options;
         for (_, iv) in self.ctx.intervals.iter() {
             let v = iv.vreg.vreg() as u32;
             match iv.kind {
@@ -137,6 +143,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                         out.pieces.push((v, (s.start, s.end, loc)));
                     }
                 }
+                // The deliberately broken rule (`Options::debug_break_rule`).
+                IntervalKind::Reload { is_def: true } if options.debug_break_rule => {}
                 IntervalKind::Reload { is_def } => {
                     if let (Some(reg), Some(u), Some(s)) =
                         (iv.assigned, iv.uses.first(), iv.segments.first())
@@ -296,10 +304,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 return Ok(());
             }
             avoid_csr = true;
+            observe!(self, self.csr_refusal_event(id, p));
             debug!(
                 "{id} ({}): spilling is cheaper than a first use of callee-saved {p}",
                 self.ctx.intervals[id].vreg
             );
+        } else if self.observer.is_some() {
+            self.report_refusals(id);
         }
         let iv = &self.ctx.intervals[id];
         let spillable = iv.is_spillable();
@@ -333,6 +344,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if iv.stage < Stage::Split {
             iv.stage = Stage::Split;
             debug!("{id} ({}): wait for second round", iv.vreg);
+            observe!(self, self.requeued_event(id, "second round"));
             self.enqueue(id);
             return Ok(());
         }
@@ -348,6 +360,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if (self.options.deferred_spilling || avoid_csr) && !iv.deferred {
             iv.deferred = true;
             debug!("{id} ({}): spill deferred to the end of the queue", iv.vreg);
+            observe!(self, self.requeued_event(id, "deferred spill"));
             self.stats.deferred_spills += 1;
             self.enqueue(id);
             return Ok(());
@@ -367,6 +380,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     pub(crate) fn assign(&mut self, id: IntervalId, p: PReg) {
+        observe!(self, self.assigned_event(id, p));
         let iv = &mut self.ctx.intervals[id];
         debug!("{id} ({}): assigned {p}", iv.vreg);
         iv.assigned = Some(p);

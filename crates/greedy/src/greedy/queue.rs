@@ -34,12 +34,13 @@ impl IntervalQueue {
         self.heap.push((prio, Reverse(id)));
     }
 
-    /// The queued interval with the largest priority (lowest id among equals).
-    pub fn pop(&mut self) -> Option<IntervalId> {
+    /// The queued interval with the largest priority (lowest id among equals), and that
+    /// priority.
+    pub fn pop(&mut self) -> Option<(IntervalId, u64)> {
         while let Some((prio, Reverse(id))) = self.heap.pop() {
             if self.current[id] == Some(prio) {
                 self.current[id] = None;
-                return Some(id);
+                return Some((id, prio));
             }
         }
         None
@@ -61,9 +62,9 @@ mod tests {
         q.push(c, 5);
         q.push(b, 1);
         q.push(a, 5);
-        assert_eq!(q.pop(), Some(a));
-        assert_eq!(q.pop(), Some(c));
-        assert_eq!(q.pop(), Some(b));
+        assert_eq!(q.pop(), Some((a, 5)));
+        assert_eq!(q.pop(), Some((c, 5)));
+        assert_eq!(q.pop(), Some((b, 1)));
         assert_eq!(q.pop(), None);
     }
 }

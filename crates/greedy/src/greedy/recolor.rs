@@ -15,6 +15,7 @@
 
 use super::Allocator;
 use super::interval::IntervalId;
+use crate::observe::observe;
 use log::{debug, trace};
 use regalloc2::{Function, PReg, PRegSet};
 
@@ -49,6 +50,11 @@ pub(crate) struct RecolorCtx {
 }
 
 impl RecolorCtx {
+    /// The tentative changes of the last attempt, oldest first.
+    pub fn undo(&self) -> &[(IntervalId, Option<PReg>, PRegSet)] {
+        &self.undo
+    }
+
     pub fn reset(&mut self, num_insts: usize) {
         self.undo.clear();
         self.path.clear();
@@ -65,7 +71,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn last_chance_recolor(
         &mut self,
         id: IntervalId,
-        why: &str,
+        why: &'static str,
         avoid_csr: bool,
     ) -> bool {
         if !self.options.last_chance_recoloring || self.options.recoloring_max_depth == 0 {
@@ -92,6 +98,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         rc.function_budget -= before - rc.attempt_budget;
         if !ok {
             trace!("{id}: last-chance recoloring found nothing ({why})");
+            observe!(self, self.recoloring_event(id, why));
             return false;
         }
         let undo = std::mem::take(&mut self.ctx.recolor.undo);
@@ -123,6 +130,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.ctx.intervals[id].vreg, self.ctx.intervals[id].assigned
         );
         self.stats.last_chance_recolorings += 1;
+        observe!(self, self.recoloring_event(id, why));
         self.stats.recolored_intervals += moved;
         self.stats.assignments += 1;
         true

@@ -7,6 +7,7 @@ use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage, UseList};
 use crate::analysis::intervals::{Segment, UseSite, needs_register};
 use crate::assignment::ReloadPiece;
+use crate::observe::observe;
 use log::debug;
 use regalloc2::Function;
 use smallvec::smallvec;
@@ -23,6 +24,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             iv.stage = Stage::Done;
         }
         self.stats.spills += 1;
+        observe!(self, self.spilled_event(id));
         debug!(
             "{id} ({vreg}): spilled, weight {}",
             self.ctx.intervals[id].weight
@@ -66,6 +68,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     spilled: false,
                 });
                 debug!("{piece} ({vreg}): reload piece [{start}, {end}) for {inst:?}");
+                observe!(self, self.reload_event(piece, inst, is_def));
                 self.stats.intervals += 1;
                 self.ctx.vreg_pieces[vreg.vreg()].push(piece);
                 self.refresh_hint_reg(vreg);

@@ -16,6 +16,7 @@ use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage
 use super::matrix::{FreeCursor, fixed_conflict_from};
 use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
+use crate::observe::{SplitKind, observe};
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
 
@@ -351,6 +352,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             in_reg.len()
         );
         self.stats.region_splits += 1;
+        observe!(self, self.split_event(id, SplitKind::Region));
         let mut products = vec![
             Product {
                 segments: in_reg,
@@ -394,6 +396,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         );
         self.stats.region_splits += 1;
         self.stats.compact_region_splits += 1;
+        observe!(self, self.split_event(id, SplitKind::CompactRegion));
         self.split_into(
             id,
             vec![
@@ -558,6 +561,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             });
         }
         self.stats.block_splits += 1;
+        observe!(self, self.split_event(id, SplitKind::Block));
         self.split_into(id, products);
         true
     }
@@ -732,6 +736,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             iv.vreg, w.start, w.end
         );
         self.stats.local_splits += 1;
+        observe!(self, self.split_event(id, SplitKind::Local));
         self.split_into(id, products);
         true
     }
@@ -785,6 +790,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             products.len()
         );
         self.stats.instruction_splits += 1;
+        observe!(self, self.split_event(id, SplitKind::Instruction));
         self.split_into(id, products);
         true
     }
@@ -868,6 +874,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
                 product.stage, self.ctx.intervals[piece].weight
             );
+            observe!(self, self.product_event(piece, id));
             match product.assign {
                 Some(p) => self.assign(piece, p),
                 None => self.enqueue(piece),

@@ -5,6 +5,7 @@ mod analysis;
 mod driver;
 mod finishing;
 mod moves;
+mod observe;
 mod recolor;
 mod split;
 mod stages;
