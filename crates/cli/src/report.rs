@@ -345,10 +345,12 @@ fn ablation_section(args: &ReportArgs) -> Result<(String, bool), String> {
          ion over the functions both allocate; time is the sum of each function's fastest of \
          the repetitions, configurations interleaved, against the default configuration's; the \
          last columns show the mechanism's own counter (default → off) and checker failures.",
-        args.wasm
-            .as_ref()
-            .map(|d| format!(" --wasm {}", d.display()))
-            .unwrap_or_default(),
+        // The folder is the reader's own: the page names no path of the machine it ran on.
+        if args.wasm.is_some() {
+            " --wasm DIR"
+        } else {
+            ""
+        },
         ablate_args.count,
         ablate_args.reps
     );
