@@ -13,6 +13,7 @@
 
 mod analysis;
 mod assignment;
+mod basic;
 mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
@@ -22,9 +23,41 @@ mod point_bits;
 mod slots;
 #[cfg(test)]
 mod tests;
+mod whole_value;
 
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 use std::time::{Duration, Instant};
+
+/// Which allocator runs. Each reads the same analyses and hands its result to the same
+/// slot layout and edit builder, so each produces a complete `Output`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// LLVM's greedy allocator: eviction, splitting, recoloring (the default).
+    #[default]
+    Greedy,
+    /// LLVM's RegAllocBasic: a queue by spill weight, eviction of lighter values by
+    /// spilling them, no splitting.
+    Basic,
+}
+
+impl Algorithm {
+    /// Every algorithm, greedy first.
+    pub const ALL: [Algorithm; 2] = [Algorithm::Greedy, Algorithm::Basic];
+
+    /// The name command lines and the allocator switch use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Greedy => "greedy",
+            Algorithm::Basic => "basic",
+        }
+    }
+
+    /// The algorithm called `name` (see [`Algorithm::name`]).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
 
 /// Tuning knobs. `Default` is what we ship; change a field on a default value:
 ///
@@ -38,6 +71,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {
+    /// The allocator. The other fields tune greedy, except the slot and move options
+    /// (`slot_sharing`, `partner_slots`, the redundant-move passes, `phase_times`), which
+    /// apply to every algorithm.
+    pub algorithm: Algorithm,
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it. On by default: slightly better in every fuzz
     /// and Cranelift-shaped corpus we measure (about 0.1% lower weighted cost), at no
@@ -84,6 +121,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            algorithm: Algorithm::Greedy,
             deferred_spilling: true,
             splitting: true,
             last_chance_recoloring: true,
@@ -380,6 +418,7 @@ pub struct Context {
     stats: Stats,
     analyses: analysis::Analyses,
     greedy: greedy::GreedyCtx,
+    basic: basic::BasicCtx,
     assignment: assignment::Assignment,
     edits: edits::EditsCtx,
 }
@@ -418,18 +457,29 @@ pub fn run_with_context<F: Function + ?Sized>(
     ctx.analyses.compute(func)?;
     ctx.stats.phases.since(Phase::Analyses, t);
     ctx.assignment.reset(func, env);
-    greedy::Allocator {
-        func,
-        env,
-        options,
-        an: &ctx.analyses,
-        ctx: &mut ctx.greedy,
-        out: &mut ctx.assignment,
-        stats: &mut ctx.stats,
-        priority: greedy::advisor::DefaultPriority,
-        eviction: greedy::advisor::DefaultEviction,
+    match options.algorithm {
+        Algorithm::Greedy => greedy::Allocator {
+            func,
+            env,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.greedy,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+            priority: greedy::advisor::DefaultPriority,
+            eviction: greedy::advisor::DefaultEviction,
+        }
+        .run()?,
+        Algorithm::Basic => basic::Basic {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.basic,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
     }
-    .run()?;
     let mut out = Output::default();
     let t = phase_clock(options);
     edits::OutputBuilder {
