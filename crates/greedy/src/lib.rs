@@ -18,6 +18,7 @@ mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod greedy;
+mod linear_scan;
 mod lists;
 mod point_bits;
 mod slots;
@@ -39,17 +40,21 @@ pub enum Algorithm {
     /// LLVM's RegAllocBasic: a queue by spill weight, eviction of lighter values by
     /// spilling them, no splitting.
     Basic,
+    /// Poletto and Sarkar's linear scan: intervals by increasing start, the one that ends
+    /// last spilled, lifetime holes honoured.
+    LinearScan,
 }
 
 impl Algorithm {
     /// Every algorithm, greedy first.
-    pub const ALL: [Algorithm; 2] = [Algorithm::Greedy, Algorithm::Basic];
+    pub const ALL: [Algorithm; 3] = [Algorithm::Greedy, Algorithm::Basic, Algorithm::LinearScan];
 
     /// The name command lines and the allocator switch use.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Greedy => "greedy",
             Algorithm::Basic => "basic",
+            Algorithm::LinearScan => "linear-scan",
         }
     }
 
@@ -419,6 +424,7 @@ pub struct Context {
     analyses: analysis::Analyses,
     greedy: greedy::GreedyCtx,
     basic: basic::BasicCtx,
+    linear_scan: linear_scan::LinearScanCtx,
     assignment: assignment::Assignment,
     edits: edits::EditsCtx,
 }
@@ -475,6 +481,15 @@ pub fn run_with_context<F: Function + ?Sized>(
             options,
             an: &ctx.analyses,
             ctx: &mut ctx.basic,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
+        Algorithm::LinearScan => linear_scan::LinearScan {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.linear_scan,
             out: &mut ctx.assignment,
             stats: &mut ctx.stats,
         }

@@ -304,7 +304,11 @@ impl Ledger {
         debug!(
             "{} {}assigned {r}",
             iv.vreg,
-            if iv.site.is_some() { "reload piece " } else { "" }
+            if iv.site.is_some() {
+                "reload piece "
+            } else {
+                ""
+            }
         );
         stats.assignments += 1;
     }

@@ -39,7 +39,7 @@ impl Ord for Entry {
 /// The basic allocator's buffers, kept across functions.
 #[derive(Default)]
 pub(crate) struct BasicCtx {
-    ledger: Ledger,
+    pub ledger: Ledger,
     queue: BinaryHeap<Entry>,
     in_the_way: Vec<u32>,
 }

@@ -2,9 +2,129 @@
 //! functions: every output through regalloc2's checker, and no error where ion allocates.
 
 use crate::{Algorithm, Options};
+use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env};
 use ragreedy_testkit::check::check_output;
 use ragreedy_testkit::fuzzgen;
-use regalloc2::RegallocOptions;
+use regalloc2::{MachineEnv, Operand, PReg, RegClass, RegallocOptions, VReg};
+
+/// Allocates `f` with `algorithm` through the checker; returns the context, whose ledger
+/// the caller reads.
+fn allocate(f: &TestFunc, env: &MachineEnv, algorithm: Algorithm) -> crate::Context {
+    let mut options = Options::default();
+    options.algorithm = algorithm;
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(f, env, &options, &mut ctx)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", algorithm.name()));
+    if let Err(e) = check_output(f, env, &out) {
+        panic!("{}: checker: {e}", algorithm.name());
+    }
+    ctx
+}
+
+/// Where the value (not a reload piece) `v` lives: `Some(register)` or `None` (its slot).
+fn home(ctx: &crate::Context, algorithm: Algorithm, v: VReg) -> Option<PReg> {
+    let ledger = match algorithm {
+        Algorithm::Basic => &ctx.basic.ledger,
+        Algorithm::LinearScan => &ctx.linear_scan.ledger,
+        _ => unreachable!("no ledger"),
+    };
+    let iv = ledger
+        .intervals
+        .iter()
+        .find(|iv| iv.vreg == v && iv.site.is_none())
+        .expect("the value has an interval");
+    assert_eq!(
+        iv.spilled,
+        iv.reg.is_none(),
+        "{v}: spilled xor in a register"
+    );
+    iv.reg
+}
+
+const R0: PReg = PReg::new(0, RegClass::Int);
+
+/// One register. `a` is defined first and busy, `c` comes after it, both heavier than `b`,
+/// which spans them both. Basic places `a` and `c` and spills `b`; `b`'s store piece after
+/// its def needs the register inside `a` and cannot be spilled, so it evicts `a`, which is
+/// spilled in turn, while `c` keeps the register.
+#[test]
+fn basic_reload_piece_evicts_a_lighter_value() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let [a, long, c] = [0; 3].map(|_| b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_def(long)]);
+    b.inst(b0, &[Operand::reg_use(a)]);
+    b.inst(b0, &[Operand::reg_def(c)]);
+    b.inst(b0, &[Operand::reg_use(c)]);
+    b.inst(b0, &[Operand::reg_use(long)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let ctx = allocate(&f, &env(1, 0), Algorithm::Basic);
+    assert_eq!(home(&ctx, Algorithm::Basic, long), None);
+    assert_eq!(home(&ctx, Algorithm::Basic, a), None);
+    assert_eq!(home(&ctx, Algorithm::Basic, c), Some(R0));
+    assert_eq!(ctx.stats().evictions, 1, "{:?}", ctx.stats());
+    assert_eq!(ctx.stats().spills, 2, "{:?}", ctx.stats());
+}
+
+const R1: PReg = PReg::new(1, RegClass::Int);
+
+/// Two registers. `a` starts first and is used often up to the end; `c` starts next and
+/// ends soon; `b` starts third, inside both, and accepts the stack (no reload pieces).
+/// Linear scan spills the interval in the way that ends last (`a`, the heaviest) and `b`
+/// takes its register; basic, by weight, spills `b`, the lightest.
+#[test]
+fn linear_scan_spills_the_interval_that_ends_last() {
+    let mut bld = FuncBuilder::new();
+    let b0 = bld.block();
+    let [a, c, b] = [0; 3].map(|_| bld.vreg(RegClass::Int));
+    bld.inst(b0, &[Operand::reg_def(a)]);
+    bld.inst(b0, &[Operand::reg_def(c)]);
+    bld.inst(b0, &[Operand::any_def(b)]);
+    bld.inst(b0, &[Operand::any_use(b), Operand::reg_use(c)]);
+    bld.inst(b0, &[Operand::reg_use(c)]);
+    for _ in 0..6 {
+        bld.inst(b0, &[Operand::reg_use(a)]);
+    }
+    bld.ret(b0, &[]);
+    let f = bld.build().func;
+    let ls = Algorithm::LinearScan;
+    let ctx = allocate(&f, &env(2, 0), ls);
+    assert_eq!(home(&ctx, ls, a), None);
+    assert_eq!(home(&ctx, ls, c), Some(R1));
+    assert_eq!(home(&ctx, ls, b), Some(R0));
+    let ctx = allocate(&f, &env(2, 0), Algorithm::Basic);
+    assert_eq!(home(&ctx, Algorithm::Basic, a), Some(R0));
+    assert_eq!(home(&ctx, Algorithm::Basic, c), Some(R1));
+    assert_eq!(home(&ctx, Algorithm::Basic, b), None);
+}
+
+/// One register. `outer` is live in the first and the last block of a diamond's arm and
+/// not in between (a lifetime hole, the middle block); `inner` lives only in the middle
+/// block. Both fit in the one register: the interval is its segments, not its hull.
+#[test]
+fn linear_scan_fills_a_lifetime_hole() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let outer = b.vreg(RegClass::Int);
+    let inner = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(outer)]);
+    b.branch(b0, &[], &[(b1, &[]), (b2, &[])]);
+    // b1: the value dies here; b2 keeps it, through b3.
+    b.inst(b1, &[Operand::reg_use(outer)]);
+    b.inst(b1, &[Operand::reg_def(inner)]);
+    b.inst(b1, &[Operand::reg_use(inner)]);
+    b.ret(b1, &[]);
+    b.jump(b2, b3, &[]);
+    b.inst(b3, &[Operand::reg_use(outer)]);
+    b.ret(b3, &[]);
+    let f = b.build().func;
+    let ctx = allocate(&f, &env(1, 0), Algorithm::LinearScan);
+    assert_eq!(home(&ctx, Algorithm::LinearScan, outer), Some(R0));
+    assert_eq!(home(&ctx, Algorithm::LinearScan, inner), Some(R0));
+    assert_eq!(ctx.stats().spills, 0);
+}
 
 /// Allocates `count` generated functions (seeds from `first`) with `algorithm` in the
 /// stress environment with `regs` registers per class; returns a description of each
@@ -69,8 +189,15 @@ fn basic_passes_the_checker_on_generated_functions() {
 }
 
 #[test]
+fn linear_scan_passes_the_checker_on_generated_functions() {
+    assert_clean(Algorithm::LinearScan);
+}
+
+#[test]
 fn scratch_dump() {
-    let Ok(seed) = std::env::var("SCRATCH_SEED") else { return };
+    let Ok(seed) = std::env::var("SCRATCH_SEED") else {
+        return;
+    };
     let seed: u64 = seed.parse().unwrap();
     let regs: usize = std::env::var("SCRATCH_REGS").unwrap().parse().unwrap();
     let alg = Algorithm::from_name(&std::env::var("SCRATCH_ALG").unwrap()).unwrap();
@@ -81,6 +208,8 @@ fn scratch_dump() {
     let mut options = Options::default();
     options.algorithm = alg;
     let (r, log) = super::debug_log(|| crate::run(&f, &env, &options));
-    for l in log { println!("{l}"); }
+    for l in log {
+        println!("{l}");
+    }
     println!("{:?}", r.map(|_| ()));
 }
