@@ -18,6 +18,7 @@ mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod greedy;
+mod irc;
 mod linear_scan;
 mod lists;
 mod point_bits;
@@ -43,11 +44,19 @@ pub enum Algorithm {
     /// Poletto and Sarkar's linear scan: intervals by increasing start, the one that ends
     /// last spilled, lifetime holes honoured.
     LinearScan,
+    /// George and Appel's iterated register coalescing: graph colouring with conservative
+    /// coalescing, rebuilt after each round of spills.
+    Irc,
 }
 
 impl Algorithm {
     /// Every algorithm, greedy first.
-    pub const ALL: [Algorithm; 3] = [Algorithm::Greedy, Algorithm::Basic, Algorithm::LinearScan];
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Greedy,
+        Algorithm::Basic,
+        Algorithm::LinearScan,
+        Algorithm::Irc,
+    ];
 
     /// The name command lines and the allocator switch use.
     pub fn name(self) -> &'static str {
@@ -55,6 +64,7 @@ impl Algorithm {
             Algorithm::Greedy => "greedy",
             Algorithm::Basic => "basic",
             Algorithm::LinearScan => "linear-scan",
+            Algorithm::Irc => "irc",
         }
     }
 
@@ -208,6 +218,12 @@ pub struct Stats {
     pub partner_slot_values: usize,
     /// Of `redundant_moves_removed`: those whose knowledge came across a block boundary.
     pub cross_block_redundant_moves_removed: usize,
+    /// Copies whose two ends iterated register coalescing merged into one node (counted
+    /// again in each colouring round).
+    pub coalesced_copies: usize,
+    /// Colouring rounds of iterated register coalescing (one, plus one per round that
+    /// spilled).
+    pub colouring_rounds: usize,
     /// Wall time per phase of the allocation (zero unless `Options::phase_times`).
     pub phases: PhaseTimes,
 }
@@ -384,6 +400,8 @@ impl std::ops::AddAssign for Stats {
             shared_slot_values,
             partner_slot_values,
             cross_block_redundant_moves_removed,
+            coalesced_copies,
+            colouring_rounds,
             phases,
         } = o;
         self.intervals += intervals;
@@ -412,6 +430,8 @@ impl std::ops::AddAssign for Stats {
         self.shared_slot_values += shared_slot_values;
         self.partner_slot_values += partner_slot_values;
         self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
+        self.coalesced_copies += coalesced_copies;
+        self.colouring_rounds += colouring_rounds;
         self.phases += phases;
     }
 }
@@ -425,6 +445,7 @@ pub struct Context {
     greedy: greedy::GreedyCtx,
     basic: basic::BasicCtx,
     linear_scan: linear_scan::LinearScanCtx,
+    irc: irc::IrcCtx,
     assignment: assignment::Assignment,
     edits: edits::EditsCtx,
 }
@@ -490,6 +511,15 @@ pub fn run_with_context<F: Function + ?Sized>(
             options,
             an: &ctx.analyses,
             ctx: &mut ctx.linear_scan,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
+        Algorithm::Irc => irc::Irc {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.irc,
             out: &mut ctx.assignment,
             stats: &mut ctx.stats,
         }

@@ -216,6 +216,8 @@ pub(crate) struct Ledger {
     runs: Vec<Segment>,
     occupancy: RegOccupancy,
     pub partners: Partners,
+    /// Per vreg, the id of its value's interval (`u32::MAX`: not live).
+    value_of: Vec<u32>,
     sites: Vec<ReloadSite>,
     /// Occupants moved by `make_room`, with the register each came from.
     moved: Vec<(u32, PReg)>,
@@ -228,6 +230,8 @@ impl Ledger {
         self.runs.clear();
         self.occupancy.reset();
         self.partners.compute(func, &an.freq);
+        self.value_of.clear();
+        self.value_of.resize(func.num_vregs(), u32::MAX);
         for v in 0..func.num_vregs() {
             let Some(class) = an.live.class[v] else {
                 continue;
@@ -240,6 +244,7 @@ impl Ledger {
             let uses = an.intervals.uses_of(vreg);
             let start = self.runs.len() as u32;
             push_runs(segments, &mut self.runs);
+            self.value_of[v] = self.intervals.len() as u32;
             self.intervals.push(Interval {
                 vreg,
                 site: None,
@@ -256,6 +261,11 @@ impl Ledger {
 
     pub fn len(&self) -> u32 {
         self.intervals.len() as u32
+    }
+
+    /// The interval of vreg `v`'s value, if it is live.
+    pub fn value_interval(&self, v: usize) -> Option<u32> {
+        self.value_of.get(v).copied().filter(|&id| id != u32::MAX)
     }
 
     pub fn get(&self, id: u32) -> &Interval {
@@ -299,6 +309,23 @@ impl Ledger {
         let (a, b) = self.intervals[id as usize].runs_range;
         self.occupancy
             .insert(r, &self.runs[a as usize..b as usize], id);
+        let iv = &mut self.intervals[id as usize];
+        iv.reg = Some(r);
+        debug!(
+            "{} {}assigned {r}",
+            iv.vreg,
+            if iv.site.is_some() {
+                "reload piece "
+            } else {
+                ""
+            }
+        );
+        stats.assignments += 1;
+    }
+
+    /// Records `r` as the register of `id` for an allocator that keeps its own account of
+    /// interference (no occupancy is recorded).
+    pub fn set_reg(&mut self, id: u32, r: PReg, stats: &mut Stats) {
         let iv = &mut self.intervals[id as usize];
         iv.reg = Some(r);
         debug!(

@@ -10,8 +10,10 @@ use regalloc2::{MachineEnv, Operand, PReg, RegClass, RegallocOptions, VReg};
 /// Allocates `f` with `algorithm` through the checker; returns the context, whose ledger
 /// the caller reads.
 fn allocate(f: &TestFunc, env: &MachineEnv, algorithm: Algorithm) -> crate::Context {
-    let mut options = Options::default();
-    options.algorithm = algorithm;
+    let options = Options {
+        algorithm,
+        ..Options::default()
+    };
     let mut ctx = crate::Context::new();
     let out = crate::run_with_context(f, env, &options, &mut ctx)
         .unwrap_or_else(|e| panic!("{}: {e:?}", algorithm.name()));
@@ -130,8 +132,10 @@ fn linear_scan_fills_a_lifetime_hole() {
 /// stress environment with `regs` registers per class; returns a description of each
 /// failure: a checker rejection, a panic, or an error on a function ion allocates.
 fn failures(algorithm: Algorithm, regs: Option<usize>, first: u64, count: usize) -> Vec<String> {
-    let mut options = Options::default();
-    options.algorithm = algorithm;
+    let options = Options {
+        algorithm,
+        ..Options::default()
+    };
     let mut ctx = crate::Context::new();
     let env = fuzzgen::stress_env(regs);
     let mut failed = Vec::new();
@@ -194,6 +198,11 @@ fn linear_scan_passes_the_checker_on_generated_functions() {
 }
 
 #[test]
+fn irc_passes_the_checker_on_generated_functions() {
+    assert_clean(Algorithm::Irc);
+}
+
+#[test]
 fn scratch_dump() {
     let Ok(seed) = std::env::var("SCRATCH_SEED") else {
         return;
@@ -205,9 +214,13 @@ fn scratch_dump() {
     let env = fuzzgen::stress_env(Some(regs));
     println!("{env:?}");
     println!("{}", ragreedy_testkit::builder::listing(&f));
-    let mut options = Options::default();
-    options.algorithm = alg;
-    let (r, log) = super::debug_log(|| crate::run(&f, &env, &options));
+    let options = Options {
+        algorithm: alg,
+        ..Options::default()
+    };
+    let mut ctx = crate::Context::new();
+    let (r, log) = super::debug_log(|| crate::run_with_context(&f, &env, &options, &mut ctx));
+    println!("{:?}", ctx.stats());
     for l in log {
         println!("{l}");
     }
