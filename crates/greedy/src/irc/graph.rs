@@ -657,3 +657,115 @@ impl Graph {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two colours throughout.
+    const K: u32 = 2;
+
+    fn graph(nodes: usize, edges: &[(u32, u32)], moves: &[(u32, u32)]) -> Graph {
+        let mut g = Graph::default();
+        for _ in 0..nodes {
+            g.add_node(K, 1.0, None);
+        }
+        for &(a, b) in edges {
+            g.add_edge(a, b);
+        }
+        for &(a, b) in moves {
+            g.add_move(a, b, 1.0);
+        }
+        g
+    }
+
+    fn assert_proper(g: &Graph, edges: &[(u32, u32)]) {
+        for &(a, b) in edges {
+            assert_ne!(g.colour_of(a), g.colour_of(b), "edge {a}-{b}");
+        }
+    }
+
+    /// `a` and `b` are joined by a move and share their only neighbour `x`: the merged
+    /// node has one neighbour of significant degree, fewer than two colours, so the Briggs
+    /// test lets them coalesce, and they share a colour.
+    #[test]
+    fn briggs_safe_coalesce() {
+        let (a, b, x) = (0, 1, 2);
+        let edges = [(a, x), (b, x)];
+        let mut g = graph(3, &edges, &[(a, b)]);
+        assert_eq!(g.colour(), Ok(true));
+        assert_eq!(g.counts.coalesced, 1);
+        assert_eq!(g.counts.george, 0);
+        assert_eq!(g.counts.frozen, 0);
+        assert_eq!(g.colour_of(a), g.colour_of(b));
+        assert_proper(&g, &edges);
+    }
+
+    /// `v` moves to the precoloured node of colour 1; its only other neighbours are a
+    /// low-degree node and the precoloured node of colour 0 (a clobber). George's test
+    /// holds (every neighbour of `v` is low-degree or precoloured), so `v` is merged into
+    /// the register and takes colour 1.
+    #[test]
+    fn george_safe_coalesce_with_a_register() {
+        let mut g = Graph::default();
+        let p0 = g.add_node(K, 0.0, Some(0));
+        let p1 = g.add_node(K, 0.0, Some(1));
+        let v = g.add_node(K, 1.0, None);
+        let t = g.add_node(K, 1.0, None);
+        g.add_edge(v, t);
+        g.add_edge(v, p0);
+        g.add_move(v, p1, 1.0);
+        assert_eq!(g.colour(), Ok(true));
+        assert_eq!(g.counts.coalesced, 1);
+        assert_eq!(g.counts.george, 1);
+        assert_eq!(g.colour_of(v), Some(1));
+        assert_eq!(g.colour_of(t), Some(0));
+    }
+
+    /// `a` and `b` are move-related, `a`'s neighbour `x` and `b`'s neighbour `y` are
+    /// adjacent, so both have significant degree: merged, `ab` would have two such
+    /// neighbours with two colours, and Briggs says no. Nothing is simplifiable, the move
+    /// stays active, and the allocator freezes it rather than spill: all is coloured.
+    #[test]
+    fn freeze_gives_up_a_move_instead_of_spilling() {
+        let (a, b, x, y) = (0, 1, 2, 3);
+        let edges = [(a, x), (b, y), (x, y)];
+        let mut g = graph(4, &edges, &[(a, b)]);
+        assert_eq!(g.colour(), Ok(true));
+        assert_eq!(g.counts.coalesced, 0);
+        assert_eq!(g.counts.frozen, 1);
+        assert_eq!(g.counts.potential_spills, 0);
+        assert_proper(&g, &edges);
+    }
+
+    /// A four-cycle with two colours: every node has degree two, so the degree test finds
+    /// nothing to simplify and a node is pushed as a potential spill; select still colours
+    /// it (the cycle is bipartite), so nothing is spilled.
+    #[test]
+    fn optimistic_colouring_succeeds_where_the_degree_test_spills() {
+        let edges = [(0, 1), (1, 2), (2, 3), (3, 0)];
+        let mut g = graph(4, &edges, &[]);
+        assert_eq!(g.colour(), Ok(true));
+        assert!(g.counts.potential_spills >= 1, "{:?}", g.counts);
+        assert!(g.counts.optimistic >= 1, "{:?}", g.counts);
+        assert!((0..4).all(|n| !g.is_spilled(n)));
+        assert_proper(&g, &edges);
+    }
+
+    /// A triangle with two colours cannot be coloured: the cheapest node per degree is the
+    /// one spilled.
+    #[test]
+    fn a_triangle_spills_its_cheapest_node() {
+        let mut g = Graph::default();
+        let costs = [5.0, 1.0, 3.0];
+        for c in costs {
+            g.add_node(K, c, None);
+        }
+        for (a, b) in [(0, 1), (1, 2), (2, 0)] {
+            g.add_edge(a, b);
+        }
+        assert_eq!(g.colour(), Ok(false));
+        assert!(g.is_spilled(1));
+        assert!(!g.is_spilled(0) && !g.is_spilled(2));
+    }
+}

@@ -28,6 +28,7 @@ fn home(ctx: &crate::Context, algorithm: Algorithm, v: VReg) -> Option<PReg> {
     let ledger = match algorithm {
         Algorithm::Basic => &ctx.basic.ledger,
         Algorithm::LinearScan => &ctx.linear_scan.ledger,
+        Algorithm::Irc => &ctx.irc.ledger,
         _ => unreachable!("no ledger"),
     };
     let iv = ledger
@@ -185,6 +186,47 @@ fn assert_clean(algorithm: Algorithm) {
             &f[..f.len().min(5)]
         );
     }
+}
+
+/// Two registers. A loop carries `acc` around through a block parameter while `step`,
+/// defined before the loop, is live throughout: the argument and the parameter are
+/// coalesced into one node, so they share a register and the back edge needs no move.
+#[test]
+fn irc_coalesces_a_block_parameter_with_its_arguments() {
+    let mut b = FuncBuilder::new();
+    let (entry, head, latch, exit) = (b.block(), b.block(), b.block(), b.block());
+    let [step, init, acc, next] = [0; 4].map(|_| b.vreg(RegClass::Int));
+    b.set_params(head, &[acc]);
+    b.inst(entry, &[Operand::reg_def(step)]);
+    b.inst(entry, &[Operand::reg_def(init)]);
+    b.jump(entry, head, &[init]);
+    b.inst(
+        head,
+        &[
+            Operand::reg_def(next),
+            Operand::reg_use(acc),
+            Operand::reg_use(step),
+        ],
+    );
+    b.branch(head, &[], &[(latch, &[]), (exit, &[])]);
+    b.jump(latch, head, &[next]);
+    b.ret(exit, &[Operand::reg_use(step)]);
+    let f = b.build().func;
+    let env2 = env(2, 0);
+    let mut options = Options {
+        algorithm: Algorithm::Irc,
+        ..Options::default()
+    };
+    options.redundant_moves = false;
+    let mut ctx = crate::Context::new();
+    let out = crate::run_with_context(&f, &env2, &options, &mut ctx).expect("allocates");
+    check_output(&f, &env2, &out).expect("checker");
+    let irc = Algorithm::Irc;
+    assert!(ctx.stats().coalesced_copies >= 2, "{:?}", ctx.stats());
+    assert_eq!(home(&ctx, irc, init), home(&ctx, irc, acc));
+    assert_eq!(home(&ctx, irc, next), home(&ctx, irc, acc));
+    assert_ne!(home(&ctx, irc, step), home(&ctx, irc, acc));
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
 }
 
 #[test]
