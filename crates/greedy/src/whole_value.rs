@@ -287,6 +287,45 @@ impl Ledger {
         self.runs(id).last().map_or(0, |s| s.end)
     }
 
+    /// The register `id` would rather have, as LLVM's allocation order puts copy hints
+    /// first: for a value, the register of its heaviest fixed-register operand, else of
+    /// its strongest copy partner that has one; for a reload piece, its value's fixed
+    /// register at that instruction, if any. Only the strongest few partners are read,
+    /// so a value copied to hundreds of block parameters stays cheap to probe.
+    pub fn hint(&self, an: &Analyses, id: u32) -> Option<PReg> {
+        const MAX_PARTNERS: usize = 8;
+        let iv = self.get(id);
+        let uses = an.intervals.uses_of(iv.vreg);
+        let fixed = |u: &UseSite| match u.operand.constraint() {
+            OperandConstraint::FixedReg(p) => Some(p),
+            _ => None,
+        };
+        if let Some(site) = iv.site {
+            return uses
+                .iter()
+                .filter(|u| u.inst.index() as u32 == site.inst && u.is_def() == site.is_def)
+                .find_map(fixed);
+        }
+        let cfg = &an.cfg;
+        let by_fixed = uses
+            .iter()
+            .filter_map(|u| Some((fixed(u)?, an.freq.of(cfg.block_of(u.inst)))))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let by_partner = self
+            .partners
+            .of(iv.vreg)
+            .iter()
+            .take(MAX_PARTNERS)
+            .find_map(|&(w, freq)| {
+                let other = self.value_interval(w.vreg())?;
+                Some((self.get(other).reg?, freq))
+            });
+        match (by_fixed, by_partner) {
+            (Some(f), Some(p)) => Some(if p.1 > f.1 { p.0 } else { f.0 }),
+            (f, p) => f.or(p).map(|(r, _)| r),
+        }
+    }
+
     /// May `r` hold interval `id` as far as its `Limit` and the fixed reservations of
     /// other values go (whoever else holds `r`)?
     pub fn may_hold(&self, an: &Analyses, id: u32, r: PReg) -> bool {

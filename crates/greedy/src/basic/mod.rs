@@ -1,11 +1,12 @@
 //! The basic allocator (`Algorithm::Basic`), after LLVM's RegAllocBasic: one interval per
 //! value (its segments, holes included), queued by spill weight, heaviest first. A
-//! dequeued interval takes the first register in allocation order that is free over its
-//! runs; else the first register whose occupants are all spillable and no heavier than it,
+//! dequeued interval takes its hint if free over its runs (the register of a fixed operand
+//! or of an assigned copy partner: LLVM's allocation order puts hints first), else the
+//! first free register in allocation order; else the first register whose occupants are all spillable and no heavier than it,
 //! after spilling them; else it is spilled itself. A spilled value lives in its slot, and
 //! each instruction whose operands need it in a register gets an unspillable reload piece,
 //! queued like any interval: it may spill any value in its way, and move another reload
-//! piece to a free register (`Ledger::make_room`). No splitting, hints or recoloring: a
+//! piece to a free register (`Ledger::make_room`). No splitting and no recoloring: a
 //! spill is final, so every interval is dequeued once.
 
 use crate::analysis::Analyses;
@@ -107,9 +108,10 @@ impl<F: Function + ?Sized> Basic<'_, F> {
         let ledger = &self.ctx.ledger;
         let (vreg, weight) = (ledger.get(id).vreg, ledger.get(id).weight);
         let order = &self.out.order[vreg.class() as usize];
-        let free = order
-            .iter()
-            .copied()
+        let hint = ledger.hint(self.an, id).filter(|r| order.contains(r));
+        let free = hint
+            .into_iter()
+            .chain(order.iter().copied())
             .find(|&r| ledger.may_hold(self.an, id, r) && ledger.is_free(id, r));
         if let Some(r) = free {
             self.ctx.ledger.assign(id, r, self.stats);

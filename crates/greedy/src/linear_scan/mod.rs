@@ -1,5 +1,6 @@
 //! The linear-scan allocator (`Algorithm::LinearScan`), after Poletto and Sarkar: one
-//! interval per value, visited by increasing start. An interval takes the first register
+//! interval per value, visited by increasing start. An interval takes its hint (the
+//! register of a fixed operand or of an assigned copy partner) or else the first register
 //! in allocation order free over its runs; otherwise the interval that ends last among
 //! those in its way is spilled: for each register it may take, the occupants overlapping
 //! it (all spillable), the latest end among them; the register whose occupants end last
@@ -107,9 +108,10 @@ impl<F: Function + ?Sized> LinearScan<'_, F> {
         let ledger = &self.ctx.ledger;
         let (vreg, weight) = (ledger.get(id).vreg, ledger.get(id).weight);
         let order = &self.out.order[vreg.class() as usize];
-        let free = order
-            .iter()
-            .copied()
+        let hint = ledger.hint(self.an, id).filter(|r| order.contains(r));
+        let free = hint
+            .into_iter()
+            .chain(order.iter().copied())
             .find(|&r| ledger.may_hold(self.an, id, r) && ledger.is_free(id, r));
         if let Some(r) = free {
             self.ctx.ledger.assign(id, r, self.stats);
