@@ -39,6 +39,12 @@ enum MoveState {
     Frozen,
 }
 
+/// Neighbours the Briggs and George tests read at most; beyond, they answer no (never
+/// coalescing is always safe). A value live across a whole huge function has a neighbour
+/// per value there, and its moves are retried each time a neighbour's degree drops, so an
+/// unbounded test made coalescing quadratic in the function.
+const MAX_TEST_NEIGHBOURS: usize = 256;
+
 /// Degree of a precoloured node: never low, never decremented.
 const PRECOLOURED_DEGREE: u32 = u32::MAX;
 
@@ -96,7 +102,12 @@ pub(crate) struct Graph {
     degree: Vec<u32>,
     alias: Vec<u32>,
     adj: Vec<Vec<u32>>,
+    /// Per node, every move of it (and of the nodes merged into it): select's bias reads
+    /// the settled ones too.
     move_list: Vec<Vec<u32>>,
+    /// Per node, its moves not known to be settled (coalesced, constrained or frozen);
+    /// settled ones are pruned lazily.
+    live_moves: Vec<Vec<u32>>,
     edges: HashSet<(u32, u32)>,
     moves: Vec<(u32, u32, f32)>,
     move_state: Vec<MoveState>,
@@ -156,9 +167,11 @@ impl Graph {
         if self.adj.len() <= n {
             self.adj.push(Vec::new());
             self.move_list.push(Vec::new());
+            self.live_moves.push(Vec::new());
         } else {
             self.adj[n].clear();
             self.move_list[n].clear();
+            self.live_moves[n].clear();
         }
         if self.stamp.len() <= n {
             self.stamp.push(0);
@@ -170,9 +183,10 @@ impl Graph {
         self.state[n as usize] == NodeState::Precoloured
     }
 
-    pub fn add_edge(&mut self, a: u32, b: u32) {
+    /// Adds the edge `a`-`b`; false if it was there already (or `a == b`).
+    pub fn add_edge(&mut self, a: u32, b: u32) -> bool {
         if a == b || !self.edges.insert((a.min(b), a.max(b))) {
-            return;
+            return false;
         }
         for (x, y) in [(a, b), (b, a)] {
             if !self.is_pre(x) {
@@ -180,6 +194,7 @@ impl Graph {
                 self.degree[x as usize] += 1;
             }
         }
+        true
     }
 
     fn adjacent_set(&self, a: u32, b: u32) -> bool {
@@ -194,8 +209,10 @@ impl Graph {
         let m = self.moves.len() as u32;
         self.moves.push((a, b, freq));
         self.move_state.push(MoveState::Worklist);
-        self.move_list[a as usize].push(m);
-        self.move_list[b as usize].push(m);
+        for end in [a, b] {
+            self.move_list[end as usize].push(m);
+            self.live_moves[end as usize].push(m);
+        }
     }
 
     /// The colour of node `n` after a successful `colour` (its representative's when it
@@ -337,7 +354,7 @@ impl Graph {
     }
 
     fn move_related(&self, n: u32) -> bool {
-        self.move_list[n as usize]
+        self.live_moves[n as usize]
             .iter()
             .any(|&m| self.move_is_live(m))
     }
@@ -387,14 +404,25 @@ impl Graph {
         }
     }
 
+    /// Moves of `n` set aside as not yet coalescible go back on the worklist. Not those of
+    /// a precoloured node: each of its moves is also on the list of its other end, which
+    /// is enabled when a neighbour's degree drops (the only event that makes a move
+    /// coalescible), and a register's list holds every fixed operand naming it, so
+    /// walking it at each such event made coalescing quadratic. Settled moves are dropped
+    /// from `live_moves` here for the same reason.
     fn enable_moves(&mut self, n: u32) {
-        for k in 0..self.move_list[n as usize].len() {
-            let m = self.move_list[n as usize][k];
+        if self.is_pre(n) {
+            return;
+        }
+        let mut live = std::mem::take(&mut self.live_moves[n as usize]);
+        live.retain(|&m| self.move_is_live(m));
+        for &m in &live {
             if self.move_state[m as usize] == MoveState::Active {
                 self.move_state[m as usize] = MoveState::Worklist;
                 self.worklist_moves.push(m);
             }
         }
+        self.live_moves[n as usize] = live;
     }
 
     /// A node that is no longer move-related and has low degree may be simplified.
@@ -413,16 +441,20 @@ impl Graph {
     /// George: every neighbour of `v` is low-degree, precoloured, or already a neighbour
     /// of `u`.
     fn george(&self, u: u32, v: u32) -> bool {
-        self.adj[v as usize].iter().all(|&t| {
-            self.is_gone(t)
-                || self.is_pre(t)
-                || self.degree[t as usize] < self.k[t as usize]
-                || self.adjacent_set(t, u)
-        })
+        self.adj[v as usize].len() <= MAX_TEST_NEIGHBOURS
+            && self.adj[v as usize].iter().all(|&t| {
+                self.is_gone(t)
+                    || self.is_pre(t)
+                    || self.degree[t as usize] < self.k[t as usize]
+                    || self.adjacent_set(t, u)
+            })
     }
 
     /// Briggs: fewer than `k` neighbours of the merged node have significant degree.
     fn briggs(&mut self, u: u32, v: u32) -> bool {
+        if self.adj[u as usize].len() + self.adj[v as usize].len() > MAX_TEST_NEIGHBOURS {
+            return false;
+        }
         self.stamp_now = self.stamp_now.wrapping_add(1);
         if self.stamp_now == 0 {
             self.stamp.iter_mut().for_each(|s| *s = 0);
@@ -462,6 +494,13 @@ impl Graph {
             self.add_work_list(u);
             self.add_work_list(v);
         } else if (self.is_pre(u) && self.george(u, v)) || (!self.is_pre(u) && self.briggs(u, v)) {
+            // The smaller adjacency is the one copied into the other.
+            let (u, v) =
+                if !self.is_pre(u) && self.adj[u as usize].len() < self.adj[v as usize].len() {
+                    (v, u)
+                } else {
+                    (u, v)
+                };
             self.move_state[m as usize] = MoveState::Coalesced;
             self.counts.coalesced += 1;
             if self.is_pre(u) {
@@ -485,13 +524,22 @@ impl Graph {
         let moves = std::mem::take(&mut self.move_list[vi]);
         self.move_list[ui].extend_from_slice(&moves);
         self.move_list[vi] = moves;
+        let mut live = std::mem::take(&mut self.live_moves[vi]);
+        live.retain(|&m| self.move_is_live(m));
+        self.live_moves[ui].extend_from_slice(&live);
+        self.live_moves[vi] = live;
         for k in 0..self.adj[vi].len() {
             let t = self.adj[vi][k];
             if self.is_gone(t) {
                 continue;
             }
-            self.add_edge(t, u);
-            self.decrement_degree(t);
+            // A neighbour of `v` new to `u` keeps its degree (one edge for another); one
+            // already beside `u` loses one. Appel's add-then-decrement passes the former
+            // through degree `k` and re-enables the moves of its whole neighbourhood for
+            // nothing, which made merges into long-lived values quadratic.
+            if !self.add_edge(t, u) {
+                self.decrement_degree(t);
+            }
         }
         if !self.is_pre(u) && self.degree[ui] >= self.k[ui] && self.state[ui] == NodeState::Freeze {
             self.state[ui] = NodeState::Spill;
@@ -500,8 +548,8 @@ impl Graph {
     }
 
     fn freeze_moves(&mut self, u: u32) {
-        for k in 0..self.move_list[u as usize].len() {
-            let m = self.move_list[u as usize][k];
+        for k in 0..self.live_moves[u as usize].len() {
+            let m = self.live_moves[u as usize][k];
             if !self.move_is_live(m) {
                 continue;
             }

@@ -243,28 +243,3 @@ fn linear_scan_passes_the_checker_on_generated_functions() {
 fn irc_passes_the_checker_on_generated_functions() {
     assert_clean(Algorithm::Irc);
 }
-
-#[test]
-fn scratch_dump() {
-    let Ok(seed) = std::env::var("SCRATCH_SEED") else {
-        return;
-    };
-    let seed: u64 = seed.parse().unwrap();
-    let regs: usize = std::env::var("SCRATCH_REGS").unwrap().parse().unwrap();
-    let alg = Algorithm::from_name(&std::env::var("SCRATCH_ALG").unwrap()).unwrap();
-    let f = fuzzgen::func_from_seed(seed, &fuzzgen::stress_options(seed, Some(regs))).unwrap();
-    let env = fuzzgen::stress_env(Some(regs));
-    println!("{env:?}");
-    println!("{}", ragreedy_testkit::builder::listing(&f));
-    let options = Options {
-        algorithm: alg,
-        ..Options::default()
-    };
-    let mut ctx = crate::Context::new();
-    let (r, log) = super::debug_log(|| crate::run_with_context(&f, &env, &options, &mut ctx));
-    println!("{:?}", ctx.stats());
-    for l in log {
-        println!("{l}");
-    }
-    println!("{:?}", r.map(|_| ()));
-}
