@@ -11,7 +11,7 @@ pub struct RunArgs {
     /// CLIF files (`test run`; a file with only `test interpret` runs on the interpreter).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Allocator to put under Cranelift: greedy, ion or fastalloc.
+    /// Allocator to put under Cranelift: greedy, basic, linear-scan, irc, ion or fastalloc.
     #[arg(long, default_value = "greedy")]
     pub allocator: Allocator,
     /// Also print the reason for every skipped target or line.

@@ -43,6 +43,9 @@ pub struct StressArgs {
     /// Print every failure's details, not only the first few.
     #[arg(long)]
     pub verbose: bool,
+    /// Which of our allocators to stress: greedy, basic, linear-scan or irc.
+    #[arg(long, default_value = "greedy")]
+    pub allocator: String,
     /// Turn off live-range splitting (on by default), to measure what it buys.
     #[arg(long)]
     pub no_split: bool,
@@ -81,6 +84,21 @@ pub fn main(args: StressArgs) -> i32 {
     let mut ctx = regalloc_greedy::Context::new();
     let mut options = regalloc_greedy::Options::default();
     options.splitting = !args.no_split;
+    options.algorithm = match regalloc_greedy::Algorithm::from_name(&args.allocator) {
+        Some(a) => a,
+        None => {
+            let names: Vec<&str> = regalloc_greedy::Algorithm::ALL
+                .iter()
+                .map(|a| a.name())
+                .collect();
+            eprintln!(
+                "unknown allocator {:?} (known: {})",
+                args.allocator,
+                names.join(", ")
+            );
+            return 2;
+        }
+    };
     for name in &args.disable {
         match mechanisms::find(name) {
             Some(m) => (m.disable)(&mut options),
@@ -250,8 +268,9 @@ fn one<F: Function>(
     if let Some((kind, msg)) = failure {
         let _ = std::fs::create_dir_all(&args.out);
         let command = format!(
-            "ragreedy stress --gen {:?} --seed {seed} --count 1{}",
+            "ragreedy stress --gen {:?} --allocator {} --seed {seed} --count 1{}",
             args.generator,
+            args.allocator,
             args.regs
                 .map(|k| format!(" --regs {k}"))
                 .unwrap_or_default(),

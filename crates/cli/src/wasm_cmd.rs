@@ -43,7 +43,7 @@ pub enum WasmCommand {
 pub struct RunArgs {
     /// The module (`.wasm`, or `.wat` text).
     pub file: PathBuf,
-    /// Allocator under Wasmtime's Cranelift.
+    /// Allocator under Wasmtime's Cranelift (greedy, basic, linear-scan, irc, ion, fastalloc).
     #[arg(long, default_value = "greedy")]
     pub allocator: Allocator,
     /// Arguments passed to the module (after `--`).

@@ -44,7 +44,7 @@ fn wasm_run_passes_arguments_preopens_the_folder_and_returns_the_exit_code() {
     let dir = scratch("cli-run");
     std::fs::write(dir.join("echo.wasm"), wat::parse_str(ECHO).unwrap()).unwrap();
     std::fs::write(dir.join("input.txt"), "7").unwrap();
-    for allocator in ["greedy", "ion"] {
+    for allocator in ["greedy", "basic", "linear-scan", "irc", "ion"] {
         let out = ragreedy(
             &[
                 "wasm",

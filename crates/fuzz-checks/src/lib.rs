@@ -4,10 +4,11 @@
 //! (input listing included) when the allocator misbehaves, and returns normally otherwise,
 //! including on byte strings the input generator rejects.
 //!
-//! The allocator under test is `regalloc_greedy::run`. Setting the environment variable
-//! `RAGREEDY_FUZZ_ALLOCATOR=ion` routes every "ours" call to regalloc2's ion instead: a dry
-//! run that exercises the harness itself (generators, mutations, checks) without our
-//! allocator. Setting `RAGREEDY_FUZZ_REPORT=1` makes `check_differential` print the inputs
+//! The allocator under test is `regalloc_greedy::run`, greedy by default. The environment
+//! variable `RAGREEDY_FUZZ_ALLOCATOR` names another of our algorithms (`basic`,
+//! `linear-scan`, `irc`; [`OURS`] lists them all), or `ion`, which routes every "ours" call to
+//! regalloc2's ion instead: a dry run that exercises the harness itself (generators,
+//! mutations, checks) without our allocator. Setting `RAGREEDY_FUZZ_REPORT=1` makes `check_differential` print the inputs
 //! where our weighted cost exceeds twice ion's (quality is recorded, never asserted).
 
 #![forbid(unsafe_code)]
@@ -30,10 +31,25 @@ mod malformed;
 
 pub use malformed::{Mutation, mutate};
 
-/// Which allocator "ours" means in this process (see the crate docs).
+/// The allocators the fuzz targets may put under test (`RAGREEDY_FUZZ_ALLOCATOR`).
+pub const OURS: [regalloc_greedy::Algorithm; regalloc_greedy::Algorithm::ALL.len()] =
+    regalloc_greedy::Algorithm::ALL;
+
+/// Which allocator "ours" means in this process (see the crate docs): `None` for ion.
+fn under_test() -> Option<regalloc_greedy::Algorithm> {
+    static CHOICE: OnceLock<Option<regalloc_greedy::Algorithm>> = OnceLock::new();
+    *CHOICE.get_or_init(|| match std::env::var("RAGREEDY_FUZZ_ALLOCATOR") {
+        Ok(v) if v == "ion" => None,
+        Ok(v) => Some(
+            regalloc_greedy::Algorithm::from_name(&v)
+                .unwrap_or_else(|| panic!("RAGREEDY_FUZZ_ALLOCATOR={v}: no such allocator")),
+        ),
+        Err(_) => Some(regalloc_greedy::Algorithm::Greedy),
+    })
+}
+
 fn use_ion() -> bool {
-    static ION: OnceLock<bool> = OnceLock::new();
-    *ION.get_or_init(|| std::env::var("RAGREEDY_FUZZ_ALLOCATOR").is_ok_and(|v| v == "ion"))
+    under_test().is_none()
 }
 
 fn report_quality() -> bool {
@@ -43,10 +59,13 @@ fn report_quality() -> bool {
 
 /// Run the allocator under test (ours always validates its input; ion is asked to).
 pub fn allocate<F: Function>(f: &F, env: &MachineEnv) -> Result<Output, RegAllocError> {
-    if use_ion() {
-        ion(f, env, true)
-    } else {
-        regalloc_greedy::run(f, env, &regalloc_greedy::Options::default())
+    match under_test() {
+        None => ion(f, env, true),
+        Some(algorithm) => {
+            let mut options = regalloc_greedy::Options::default();
+            options.algorithm = algorithm;
+            regalloc_greedy::run(f, env, &options)
+        }
     }
 }
 

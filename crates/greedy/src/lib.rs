@@ -14,20 +14,68 @@
 
 mod analysis;
 mod assignment;
+mod basic;
 mod edits;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 mod greedy;
+mod irc;
+mod linear_scan;
 mod lists;
 mod observe;
 mod point_bits;
 mod slots;
 #[cfg(test)]
 mod tests;
+mod whole_value;
 
 pub use observe::{Event, Observer, Occupant, Refusal, SplitKind};
 use regalloc2::{Function, MachineEnv, Output, RegAllocError};
 use std::time::{Duration, Instant};
+
+/// Which allocator runs. Each reads the same analyses and hands its result to the same
+/// slot layout and edit builder, so each produces a complete `Output`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// LLVM's greedy allocator: eviction, splitting, recoloring (the default).
+    #[default]
+    Greedy,
+    /// LLVM's RegAllocBasic: a queue by spill weight, eviction of lighter values by
+    /// spilling them, no splitting.
+    Basic,
+    /// Poletto and Sarkar's linear scan: intervals by increasing start, the one that ends
+    /// last spilled, lifetime holes honoured.
+    LinearScan,
+    /// George and Appel's iterated register coalescing: graph colouring with conservative
+    /// coalescing, rebuilt after each round of spills.
+    Irc,
+}
+
+impl Algorithm {
+    /// Every algorithm, greedy first.
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Greedy,
+        Algorithm::Basic,
+        Algorithm::LinearScan,
+        Algorithm::Irc,
+    ];
+
+    /// The name command lines and the allocator switch use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Greedy => "greedy",
+            Algorithm::Basic => "basic",
+            Algorithm::LinearScan => "linear-scan",
+            Algorithm::Irc => "irc",
+        }
+    }
+
+    /// The algorithm called `name` (see [`Algorithm::name`]).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
 
 /// Tuning knobs. `Default` is what we ship; change a field on a default value:
 ///
@@ -41,6 +89,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {
+    /// The allocator. The other fields tune greedy, except the slot and move options
+    /// (`slot_sharing`, `partner_slots`, the redundant-move passes, `phase_times`), which
+    /// apply to every algorithm.
+    pub algorithm: Algorithm,
     /// Queue a range bound for the spiller once more, after everything else, in case
     /// evictions freed a register for it. On by default: slightly better in every fuzz
     /// and Cranelift-shaped corpus we measure (about 0.1% lower weighted cost), at no
@@ -92,6 +144,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            algorithm: Algorithm::Greedy,
             deferred_spilling: true,
             splitting: true,
             last_chance_recoloring: true,
@@ -174,6 +227,12 @@ pub struct Stats {
     pub partner_slot_values: usize,
     /// Of `redundant_moves_removed`: those whose knowledge came across a block boundary.
     pub cross_block_redundant_moves_removed: usize,
+    /// Copies whose two ends iterated register coalescing merged into one node (counted
+    /// again in each colouring round).
+    pub coalesced_copies: usize,
+    /// Colouring rounds of iterated register coalescing (one, plus one per round that
+    /// spilled).
+    pub colouring_rounds: usize,
     /// Wall time per phase of the allocation (zero unless `Options::phase_times`).
     pub phases: PhaseTimes,
 }
@@ -350,6 +409,8 @@ impl std::ops::AddAssign for Stats {
             shared_slot_values,
             partner_slot_values,
             cross_block_redundant_moves_removed,
+            coalesced_copies,
+            colouring_rounds,
             phases,
         } = o;
         self.intervals += intervals;
@@ -378,6 +439,8 @@ impl std::ops::AddAssign for Stats {
         self.shared_slot_values += shared_slot_values;
         self.partner_slot_values += partner_slot_values;
         self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
+        self.coalesced_copies += coalesced_copies;
+        self.colouring_rounds += colouring_rounds;
         self.phases += phases;
     }
 }
@@ -389,6 +452,9 @@ pub struct Context {
     stats: Stats,
     analyses: analysis::Analyses,
     greedy: greedy::GreedyCtx,
+    basic: basic::BasicCtx,
+    linear_scan: linear_scan::LinearScanCtx,
+    irc: irc::IrcCtx,
     assignment: assignment::Assignment,
     edits: edits::EditsCtx,
 }
@@ -449,19 +515,48 @@ fn run_inner<F: Function + ?Sized>(
     ctx.analyses.compute(func)?;
     ctx.stats.phases.since(Phase::Analyses, t);
     ctx.assignment.reset(func, env);
-    greedy::Allocator {
-        func,
-        env,
-        options,
-        an: &ctx.analyses,
-        ctx: &mut ctx.greedy,
-        out: &mut ctx.assignment,
-        stats: &mut ctx.stats,
-        priority: greedy::advisor::DefaultPriority,
-        eviction: greedy::advisor::DefaultEviction,
-        observer: observer.map(|o| o as &mut dyn Observer),
+    match options.algorithm {
+        Algorithm::Greedy => greedy::Allocator {
+            func,
+            env,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.greedy,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+            priority: greedy::advisor::DefaultPriority,
+            eviction: greedy::advisor::DefaultEviction,
+            observer: observer.map(|o| o as &mut dyn Observer),
+        }
+        .run()?,
+        Algorithm::Basic => basic::Basic {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.basic,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
+        Algorithm::LinearScan => linear_scan::LinearScan {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.linear_scan,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
+        Algorithm::Irc => irc::Irc {
+            func,
+            options,
+            an: &ctx.analyses,
+            ctx: &mut ctx.irc,
+            out: &mut ctx.assignment,
+            stats: &mut ctx.stats,
+        }
+        .run()?,
     }
-    .run()?;
     let mut out = Output::default();
     let t = phase_clock(options);
     edits::OutputBuilder {

@@ -1,9 +1,9 @@
-//! The allocator choice for Cranelift: registers regalloc-greedy with the switch under the name
-//! `greedy` (so `REGALLOC=greedy` works once [`install`] ran) and maps the command-line names
-//! onto the switch's selections.
+//! The allocator choice for Cranelift: registers each algorithm of regalloc-greedy with the
+//! switch under its name (`greedy`, `basic`, `linear-scan`, `irc`; so `REGALLOC=basic` works once
+//! [`install`] ran) and maps the command-line names onto the switch's selections.
 //!
-//! Greedy keeps one reusable [`regalloc_greedy::Context`] per thread, as Cranelift keeps one
-//! regalloc2 `Ctx` per compiling thread.
+//! Our allocators share one reusable [`regalloc_greedy::Context`] per thread, as Cranelift
+//! keeps one regalloc2 `Ctx` per compiling thread.
 
 use regalloc2::{Function, MachineEnv, Output, RegAllocError, RegallocOptions, Selection};
 use std::cell::RefCell;
@@ -15,16 +15,19 @@ thread_local! {
     static GREEDY_CTX: RefCell<regalloc_greedy::Context> = RefCell::new(regalloc_greedy::Context::new());
 }
 
-/// The switch hook for greedy. The context is taken out for the call, so a panic (e.g. a bug
-/// caught by an assertion) leaves a fresh context behind instead of a half-updated one.
-fn greedy_hook(
+/// One of our allocators on the thread's context. The context is taken out for the call, so
+/// a panic (e.g. a bug caught by an assertion) leaves a fresh context behind instead of a
+/// half-updated one.
+fn run_ours(
+    algorithm: regalloc_greedy::Algorithm,
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
 ) -> Result<Output, RegAllocError> {
-    // Our allocator always validates its input (it is cheap); regalloc2's flag is moot.
+    // Our allocators always validate their input (it is cheap); regalloc2's flag is moot.
     let _ = options.validate_ssa;
-    let greedy_options = regalloc_greedy::Options::default();
+    let mut greedy_options = regalloc_greedy::Options::default();
+    greedy_options.algorithm = algorithm;
     let mut ctx = GREEDY_CTX.take();
     // The allocator asks `spillslot_size` only for classes it spills, so Cranelift's x64
     // backend (no vector class) needs no wrapper here; serializing a function does
@@ -34,38 +37,110 @@ fn greedy_hook(
     result
 }
 
-/// Register greedy with the switch. Idempotent; every entry point of this crate calls it.
+/// The switch hook of each of our algorithms (a plain function pointer each).
+fn greedy_hook(
+    func: &dyn Function,
+    env: &MachineEnv,
+    options: &RegallocOptions,
+) -> Result<Output, RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Greedy, func, env, options)
+}
+
+fn basic_hook(
+    func: &dyn Function,
+    env: &MachineEnv,
+    options: &RegallocOptions,
+) -> Result<Output, RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Basic, func, env, options)
+}
+
+fn linear_scan_hook(
+    func: &dyn Function,
+    env: &MachineEnv,
+    options: &RegallocOptions,
+) -> Result<Output, RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::LinearScan, func, env, options)
+}
+
+fn irc_hook(
+    func: &dyn Function,
+    env: &MachineEnv,
+    options: &RegallocOptions,
+) -> Result<Output, RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Irc, func, env, options)
+}
+
+/// Register our allocators with the switch. Idempotent; every entry point of this crate
+/// calls it.
 pub fn install() {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| regalloc2::register("greedy", greedy_hook));
+    ONCE.call_once(|| {
+        for a in Allocator::ALL {
+            if let (Some(algorithm), Some(hook)) = (a.ours(), a.hook()) {
+                regalloc2::register(algorithm.name(), hook);
+            }
+        }
+    });
 }
 
 /// The allocators the command line offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Allocator {
     Greedy,
+    Basic,
+    LinearScan,
+    Irc,
     Ion,
     Fastalloc,
 }
 
 impl Allocator {
-    pub const ALL: [Allocator; 3] = [Allocator::Greedy, Allocator::Ion, Allocator::Fastalloc];
+    pub const ALL: [Allocator; 6] = [
+        Allocator::Greedy,
+        Allocator::Basic,
+        Allocator::LinearScan,
+        Allocator::Irc,
+        Allocator::Ion,
+        Allocator::Fastalloc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Allocator::Greedy => "greedy",
             Allocator::Ion => "ion",
             Allocator::Fastalloc => "fastalloc",
+            ours => ours.ours().map_or("?", |a| a.name()),
         }
     }
 
-    /// The switch selection for this allocator (registers greedy first).
+    /// Which of regalloc-greedy's algorithms this is (`None` for regalloc2's).
+    pub fn ours(self) -> Option<regalloc_greedy::Algorithm> {
+        use regalloc_greedy::Algorithm;
+        match self {
+            Allocator::Greedy => Some(Algorithm::Greedy),
+            Allocator::Basic => Some(Algorithm::Basic),
+            Allocator::LinearScan => Some(Algorithm::LinearScan),
+            Allocator::Irc => Some(Algorithm::Irc),
+            Allocator::Ion | Allocator::Fastalloc => None,
+        }
+    }
+
+    fn hook(self) -> Option<regalloc2::AllocFn> {
+        match self {
+            Allocator::Greedy => Some(greedy_hook),
+            Allocator::Basic => Some(basic_hook),
+            Allocator::LinearScan => Some(linear_scan_hook),
+            Allocator::Irc => Some(irc_hook),
+            Allocator::Ion | Allocator::Fastalloc => None,
+        }
+    }
+
+    /// The switch selection for this allocator (registers ours first).
     pub fn selection(self) -> Selection {
         install();
         match self {
-            Allocator::Greedy => Selection::Named("greedy"),
             Allocator::Ion => Selection::Ion,
             Allocator::Fastalloc => Selection::Fastalloc,
+            ours => Selection::Named(ours.name()),
         }
     }
 
@@ -93,6 +168,9 @@ impl FromStr for Allocator {
         Allocator::ALL
             .into_iter()
             .find(|a| a.name() == s)
-            .ok_or_else(|| format!("unknown allocator `{s}` (greedy, ion or fastalloc)"))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Allocator::ALL.iter().map(|a| a.name()).collect();
+                format!("unknown allocator `{s}` ({})", names.join(", "))
+            })
     }
 }

@@ -1,6 +1,7 @@
 //! Every bench program's `; run:` expectations hold through the Cranelift JIT, with the
-//! regalloc checker on, under each allocator: greedy is the allocator under test; ion and
-//! fastalloc validate the programs and the harness themselves.
+//! regalloc checker on, under each allocator: greedy and the classic allocators (basic,
+//! linear scan, IRC) are under test; ion and fastalloc validate the programs and the
+//! harness themselves.
 
 mod common;
 
@@ -19,4 +20,19 @@ fn bench_programs_pass_with_fastalloc() {
 #[test]
 fn bench_programs_pass_with_greedy() {
     common::assert_all_pass(Allocator::Greedy);
+}
+
+#[test]
+fn bench_programs_pass_with_basic() {
+    common::assert_all_pass(Allocator::Basic);
+}
+
+#[test]
+fn bench_programs_pass_with_linear_scan() {
+    common::assert_all_pass(Allocator::LinearScan);
+}
+
+#[test]
+fn bench_programs_pass_with_irc() {
+    common::assert_all_pass(Allocator::Irc);
 }

@@ -14,9 +14,11 @@ fn regalloc_env_var_selects_the_allocator() {
     );
     assert_eq!((r.passed, r.failed), (1, 0), "{:?}", r.failures);
     assert_eq!(regalloc2::thread_last_allocator(), Some("fastalloc"));
-    assert!(matches!(
-        regalloc2::Selection::parse("greedy"),
-        Ok(regalloc2::Selection::Named("greedy"))
-    ));
+    for name in ["greedy", "basic", "linear-scan", "irc"] {
+        assert!(
+            matches!(regalloc2::Selection::parse(name), Ok(regalloc2::Selection::Named(n)) if n == name),
+            "{name}"
+        );
+    }
     assert!(regalloc2::Selection::parse("nonsense").is_err());
 }

@@ -141,7 +141,8 @@ impl Runner {
         keep: bool,
     ) -> Result<Option<Output>, regalloc2::RegAllocError> {
         match a {
-            Allocator::Greedy => {
+            Allocator::Greedy | Allocator::Basic | Allocator::LinearScan | Allocator::Irc => {
+                self.greedy_options.algorithm = a.ours().unwrap_or_default();
                 let out = regalloc_greedy::run_with_context(
                     f,
                     env,
@@ -168,7 +169,9 @@ impl Runner {
 
     fn reset(&mut self, a: Allocator) {
         match a {
-            Allocator::Greedy => self.greedy = regalloc_greedy::Context::new(),
+            Allocator::Greedy | Allocator::Basic | Allocator::LinearScan | Allocator::Irc => {
+                self.greedy = regalloc_greedy::Context::new()
+            }
             Allocator::Ion => self.ion = regalloc2::Ctx::default(),
             Allocator::Fastalloc => self.fastalloc = regalloc2::Ctx::default(),
         }
@@ -240,7 +243,10 @@ impl Runner {
                     // ones they are known to meet (testkit `Strictness::Baseline`: their
                     // `debug_locations` may overlap / leave the requested ranges).
                     let strictness = match a {
-                        Allocator::Greedy => check::Strictness::Ours,
+                        Allocator::Greedy
+                        | Allocator::Basic
+                        | Allocator::LinearScan
+                        | Allocator::Irc => check::Strictness::Ours,
                         _ => check::Strictness::Baseline,
                     };
                     let verdict = if f.num_insts() <= check_limit {

@@ -16,6 +16,9 @@ type Res = Result<(), String>;
 fn color(a: Allocator) -> RGBColor {
     match a {
         Allocator::Greedy => RGBColor(0xd6, 0x27, 0x28),
+        Allocator::Basic => RGBColor(0x94, 0x67, 0xbd),
+        Allocator::LinearScan => RGBColor(0x8c, 0x56, 0x4b),
+        Allocator::Irc => RGBColor(0xe3, 0x77, 0xc2),
         Allocator::Ion => RGBColor(0x1f, 0x77, 0xb4),
         Allocator::Fastalloc => RGBColor(0x2c, 0xa0, 0x2c),
     }

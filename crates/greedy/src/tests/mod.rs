@@ -2,6 +2,7 @@
 //! allocation made here also goes through regalloc2's checker.
 
 mod analysis;
+mod classic;
 mod driver;
 mod finishing;
 mod moves;
