@@ -270,6 +270,13 @@ pub fn allocate(a: Allocator, loaded: &Loaded) -> Result<Allocated, String> {
             })?;
             (out, Some(events))
         }
+        Allocator::Basic | Allocator::LinearScan | Allocator::Irc => {
+            // Only greedy reports its decisions; the classic allocators show their result.
+            let mut options = regalloc_greedy::Options::default();
+            options.algorithm = a.ours().expect("one of ours");
+            let out = regalloc_greedy::run(f, env, &options).map_err(|e| format!("{a}: {e:?}"))?;
+            (out, None)
+        }
         Allocator::Ion | Allocator::Fastalloc => {
             let options = RegallocOptions {
                 algorithm: if a == Allocator::Ion {
