@@ -7,6 +7,9 @@ use super::intervals::Segment;
 use super::loops::BlockFrequency;
 use regalloc2::{Function, OperandConstraint, OperandKind, PReg, VReg};
 
+/// Copy ends below which `Partners::compute` sorts them all at once.
+const SORT_ALL_BELOW: usize = 256;
+
 /// Copy-related partners of each vreg (block-param edges, reuse pairs) with the
 /// frequency of the copy, for hints and hint-aware weights; each vreg's partners are
 /// sorted by that frequency, strongest first.
@@ -142,15 +145,34 @@ impl Partners {
             &mut p.sites,
             |run| run.sort_unstable_by_key(|&(point, _)| point),
         );
-        // A counting sort by vreg, then each vreg's few copies by partner: one sort of
-        // every copy in the function was a visible part of setting up big functions.
-        super::intervals::group(
-            &p.raw,
-            f.num_vregs(),
-            &mut p.grouped_range,
-            &mut p.grouped,
-            |run| run.sort_unstable_by_key(|&(w, _)| w.vreg()),
-        );
+        // Few copies: one sort. Many: a counting sort by vreg, then each vreg's few copies
+        // by partner (a sort of every copy was a visible part of setting up big
+        // functions; the counting sort's pass over all vregs costs small ones more).
+        // Either way each vreg's copies come out sorted by partner.
+        p.grouped_range.clear();
+        if p.raw.len() < SORT_ALL_BELOW {
+            p.raw.sort_unstable_by_key(|&(v, (w, _))| (v, w.vreg()));
+            p.grouped.clear();
+            p.grouped.extend(p.raw.iter().map(|&(_, c)| c));
+            p.grouped_range.resize(f.num_vregs(), (0, 0));
+            let mut i = 0;
+            while i < p.raw.len() {
+                let v = p.raw[i].0;
+                let start = i;
+                while i < p.raw.len() && p.raw[i].0 == v {
+                    i += 1;
+                }
+                p.grouped_range[v as usize] = (start as u32, i as u32);
+            }
+        } else {
+            super::intervals::group(
+                &p.raw,
+                f.num_vregs(),
+                &mut p.grouped_range,
+                &mut p.grouped,
+                |run| run.sort_unstable_by_key(|&(w, _)| w.vreg()),
+            );
+        }
         p.range.clear();
         p.range.resize(f.num_vregs(), (0, 0));
         p.list.clear();
