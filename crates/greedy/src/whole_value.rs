@@ -335,6 +335,15 @@ impl Ledger {
     }
 
     /// Is `r` free of other intervals over `id`?
+    /// The hint if it is in `order` and free, else the first free register of `order`
+    /// that may hold `id`: the "assign" step every one of these allocators starts with.
+    pub fn first_free(&self, an: &Analyses, id: u32, order: &[PReg]) -> Option<PReg> {
+        let hint = self.hint(an, id).filter(|r| order.contains(r));
+        hint.into_iter()
+            .chain(order.iter().copied())
+            .find(|&r| self.may_hold(an, id, r) && self.is_free(id, r))
+    }
+
     pub fn is_free(&self, id: u32, r: PReg) -> bool {
         self.occupancy.is_free(r, self.runs(id))
     }

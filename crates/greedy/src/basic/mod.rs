@@ -108,12 +108,7 @@ impl<F: Function + ?Sized> Basic<'_, F> {
         let ledger = &self.ctx.ledger;
         let (vreg, weight) = (ledger.get(id).vreg, ledger.get(id).weight);
         let order = &self.out.order[vreg.class() as usize];
-        let hint = ledger.hint(self.an, id).filter(|r| order.contains(r));
-        let free = hint
-            .into_iter()
-            .chain(order.iter().copied())
-            .find(|&r| ledger.may_hold(self.an, id, r) && ledger.is_free(id, r));
-        if let Some(r) = free {
+        if let Some(r) = ledger.first_free(self.an, id, order) {
             self.ctx.ledger.assign(id, r, self.stats);
             return Ok(());
         }
