@@ -194,7 +194,8 @@ impl FixedIndex {
         let mut i = 0;
         for r in runs {
             // Entries starting at or before `r.start - max_len` end by `r.start`.
-            i += self.entries[i..].partition_point(|e| e.start + self.max_len <= r.start);
+            i += self.entries[i..]
+                .partition_point(|e| e.start.saturating_add(self.max_len) <= r.start);
             for e in self.entries[i..].iter().take_while(|e| e.start < r.end) {
                 if e.end > r.start && e.owner != owner {
                     regs.union_from(e.regs);
