@@ -24,6 +24,7 @@ use ragreedy_testkit::fuzzgen::{
     fuzz_options, machine_env, options_combination, restrict_env, small_env_options,
 };
 use ragreedy_testkit::validate::validate_input;
+use ragreedy_testkit::{shrink, text};
 use regalloc2::fuzzing::func::Func;
 use regalloc2::{Function, MachineEnv, Output, RegAllocError, RegClass, RegallocOptions, VReg};
 
@@ -96,8 +97,75 @@ pub fn check_output<F: Function>(f: &F, env: &MachineEnv, out: &Output) -> Resul
     check_output_with(f, env, out, s)
 }
 
-/// Panic with the input, the output and the violations.
+/// A folder: when this environment variable names one, a failing check first writes its
+/// function there in the text format, shrunk while our allocator still fails on it (a
+/// ready regression case for `crates/greedy/tests/cases`), then panics as usual.
+pub const SHRINK_DIR_VAR: &str = "RAGREEDY_FUZZ_SHRINK_DIR";
+
+/// Allocations the shrinker may try for one failure.
+const SHRINK_BUDGET: usize = 2000;
+
+/// Does the allocator under test fail on `f` the way the checks report it: a panic, an
+/// output the checker rejects, or an error where ion allocates?
+pub fn ours_fails(f: &TestFunc, env: &MachineEnv) -> bool {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    match catch_unwind(AssertUnwindSafe(|| allocate(f, env))) {
+        Err(_) => true,
+        Ok(Ok(out)) => check_output(f, env, &out).is_err(),
+        Ok(Err(_)) => matches!(
+            catch_unwind(AssertUnwindSafe(|| ion(f, env, false))),
+            Ok(Ok(_))
+        ),
+    }
+}
+
+/// Shrinks `f` while `still_fails` holds (panics inside it are caught and silenced: the
+/// fuzzer's panic hook would abort) and writes the result to `dir` as
+/// `<what>-<hash>.txt` in the text format. Returns the file and its instruction count.
+pub fn write_shrunk<F: Function>(
+    dir: &std::path::Path,
+    what: &str,
+    f: &F,
+    env: &MachineEnv,
+    still_fails: impl FnMut(&TestFunc, &MachineEnv) -> bool,
+) -> std::io::Result<(std::path::PathBuf, usize)> {
+    use std::hash::{Hash, Hasher};
+    let full = TestFunc::from_function(f);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = shrink::shrink(&full, env, SHRINK_BUDGET, still_fails);
+    std::panic::set_hook(hook);
+    let body = text::print(&r.func, &r.env);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut h);
+    let name: String = what
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}-{:08x}.txt", h.finish() as u32));
+    std::fs::write(
+        &path,
+        format!(
+            "; fuzz check `{what}` failed; shrunk from {} to {} instructions ({} allocations)\n\
+             ; expect: ok\n{body}",
+            full.insts.len(),
+            r.func.insts.len(),
+            r.calls
+        ),
+    )?;
+    Ok((path, r.func.insts.len()))
+}
+
+/// Panic with the input, the output and the violations (after writing the shrunk case when
+/// `SHRINK_DIR_VAR` is set).
 fn fail<F: Function>(what: &str, f: &F, env: &MachineEnv, out: Option<&Output>, detail: &str) -> ! {
+    if let Some(dir) = std::env::var_os(SHRINK_DIR_VAR) {
+        match write_shrunk(std::path::Path::new(&dir), what, f, env, ours_fails) {
+            Ok((path, n)) => eprintln!("shrunk to {n} instructions: {}", path.display()),
+            Err(e) => eprintln!("could not write the shrunk case: {e}"),
+        }
+    }
     let body = match out {
         Some(o) => listing_with_output(f, o),
         None => listing(f),
