@@ -357,18 +357,7 @@ impl Ledger {
         let (a, b) = self.intervals[id as usize].runs_range;
         self.occupancy
             .insert(r, &self.runs[a as usize..b as usize], id);
-        let iv = &mut self.intervals[id as usize];
-        iv.reg = Some(r);
-        debug!(
-            "{} {}assigned {r}",
-            iv.vreg,
-            if iv.site.is_some() {
-                "reload piece "
-            } else {
-                ""
-            }
-        );
-        stats.assignments += 1;
+        self.set_reg(id, r, stats);
     }
 
     /// Records `r` as the register of `id` for an allocator that keeps its own account of
