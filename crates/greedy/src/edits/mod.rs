@@ -72,6 +72,10 @@ pub(crate) struct EditsCtx {
     stack_regs: PRegSet,
     /// Per vreg: `loc_forward`'s position in `pieces`.
     cursor: Vec<u32>,
+    /// Per vreg: the one location all its home pieces share, if they share one and no
+    /// block ends with its def (where `loc_at_end` reads the def operand instead). Such a
+    /// value is where every edge wants it: edge moves skip it without a lookup.
+    uniform: Vec<Option<Allocation>>,
     scratch_locs: Vec<Allocation>,
     scratch_offsets: Vec<u32>,
 }
@@ -134,6 +138,18 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             &mut ctx.pieces,
             |run| run.sort_unstable_by_key(|&(s, _, _)| s),
         );
+        ctx.uniform.clear();
+        ctx.uniform
+            .extend(ctx.piece_range.iter().enumerate().map(|(v, &(a, b))| {
+                let pieces = &ctx.pieces[a as usize..b as usize];
+                let (_, _, first) = *pieces.first()?;
+                let ends_block = self
+                    .an
+                    .live
+                    .def_inst(VReg::new(v, RegClass::Int))
+                    .is_some_and(|i| self.func.is_branch(i) || self.func.is_ret(i));
+                (!ends_block && pieces.iter().all(|&(_, _, l)| l == first)).then_some(first)
+            }));
         Ok(())
     }
 
@@ -415,6 +431,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(succ).first());
             for &v in &self.an.live.livein[s] {
+                if let Some(to) = self.ctx.uniform[v.vreg()] {
+                    tos.push(to);
+                    continue;
+                }
                 tos.push(self.loc_forward(v, start).ok_or_else(|| {
                     broken(format_args!(
                         "live-in {v} has no location at the start of {succ:?}"
@@ -440,6 +460,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 };
                 let at = tos_at[s] as usize;
                 for (k, &v) in self.an.live.livein[s].iter().enumerate() {
+                    if self.ctx.uniform[v.vreg()].is_some() {
+                        continue;
+                    }
                     let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
                         broken(format_args!(
                             "live-in {v} has no location at the end of {pred:?}"
