@@ -63,6 +63,7 @@ pub(crate) struct GreedyCtx {
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
     region_scratch: split::RegionScratch,
+    block_scratch: split::BlockScratch,
 }
 
 pub(crate) struct Allocator<'a, F: Function + ?Sized> {

@@ -469,12 +469,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// loop), and once it is split again all its segments share one loop, so it gets
     /// per-block pieces: splitting still terminates.
     fn try_block_split(&mut self, id: IntervalId) -> bool {
+        let mut scratch = std::mem::take(&mut self.ctx.block_scratch);
+        let split = self.block_split_with(&mut scratch, id);
+        self.ctx.block_scratch = scratch;
+        split
+    }
+
+    fn block_split_with(&mut self, scratch: &mut BlockScratch, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
         let loops = &self.an.loops;
+        let BlockScratch {
+            keyed,
+            per_loop,
+            headers,
+            loop_groups,
+        } = scratch;
         // Per segment: its block's innermost loop header and its use instructions that
         // need a register.
-        let mut keyed: Vec<(Block, u32)> = Vec::with_capacity(iv.segments.len());
+        keyed.clear();
         let mut at = 0;
+        let mut carvable = false;
         for &s in &iv.segments {
             let uses = Self::uses_from(iv, &mut at, &s);
             let mut count = 0u32;
@@ -486,28 +500,41 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     last = inst;
                 }
             }
+            carvable |= count >= 2;
             keyed.push((loops.header[self.block_of_point(s.start).index()], count));
         }
         // Loops (by header) whose segments become one piece: only when the segments do
-        // not all share one loop (else the piece would be the whole interval).
-        let mut loop_groups: Vec<(Block, u32, u32)> = Vec::new();
+        // not all share one loop (else the piece would be the whole interval). Summed
+        // per header in a table indexed by block (a sort of every segment here was most
+        // of a failed attempt on a value through hundreds of blocks).
+        loop_groups.clear();
         if keyed.iter().any(|&(h, _)| h != keyed[0].0) {
-            let mut sorted: Vec<(Block, u32)> = keyed
-                .iter()
-                .filter(|(h, _)| h.is_valid())
-                .copied()
-                .collect();
-            sorted.sort_unstable_by_key(|&(h, _)| h);
-            for chunk in sorted.chunk_by(|a, b| a.0 == b.0) {
-                let uses: u32 = chunk.iter().map(|&(_, c)| c).sum();
-                if chunk.len() >= 2 && uses >= 2 {
-                    loop_groups.push((chunk[0].0, uses, chunk.len() as u32));
+            if per_loop.len() < self.func.num_blocks() {
+                per_loop.resize(self.func.num_blocks(), (0, 0));
+            }
+            headers.clear();
+            for &(h, count) in keyed.iter().filter(|(h, _)| h.is_valid()) {
+                let e = &mut per_loop[h.index()];
+                if e.0 == 0 {
+                    headers.push(h);
+                }
+                *e = (e.0 + 1, e.1 + count);
+            }
+            headers.sort_unstable();
+            for &h in headers.iter() {
+                let (segments, uses) = std::mem::take(&mut per_loop[h.index()]);
+                if segments >= 2 && uses >= 2 {
+                    loop_groups.push(h);
                 }
             }
         }
+        // No loop piece and no block with two use instructions: nothing to split off.
+        if loop_groups.is_empty() && !carvable {
+            return false;
+        }
         let mut products: Vec<Product> = loop_groups
             .iter()
-            .map(|&(h, _, _)| Product {
+            .map(|&h| Product {
                 segments: Vec::new(),
                 stage: if loops.depth[h.index()] >= 2 {
                     Stage::New
@@ -524,7 +551,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let uses = Self::uses_from(iv, &mut at, &s);
             let h = keyed[k].0;
             if h.is_valid()
-                && let Ok(g) = loop_groups.binary_search_by_key(&h, |&(h, _, _)| h)
+                && let Ok(g) = loop_groups.binary_search(&h)
             {
                 products[g].segments.push(s);
                 continue;
@@ -1035,6 +1062,20 @@ pub(crate) struct RegionScratch {
     free: Vec<bool>,
     seen: Vec<u64>,
     candidates: Vec<PReg>,
+}
+
+/// The buffers of one block split attempt, kept across attempts and functions.
+#[derive(Default)]
+pub(crate) struct BlockScratch {
+    /// Per block segment: its innermost loop header and its use instructions.
+    keyed: Vec<(Block, u32)>,
+    /// Per loop header (indexed by block): segments and use instructions summed over the
+    /// attempt; all zero between attempts.
+    per_loop: Vec<(u32, u32)>,
+    /// The headers with an entry in `per_loop`.
+    headers: Vec<Block>,
+    /// The headers whose segments become one piece, sorted.
+    loop_groups: Vec<Block>,
 }
 
 /// The links between an interval's block segments, per segment, in one flat list (a
