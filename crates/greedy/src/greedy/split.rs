@@ -858,8 +858,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for (product, uses) in products.iter_mut().zip(uses_of.iter_mut()) {
             product.segments.retain(|s| s.start < s.end);
             product.segments.sort_unstable();
+            // Segments are sorted: the first use reaching into each is found by a cursor.
+            let mut lo = 0;
             for s in &product.segments {
-                let lo = old_uses.partition_point(|u| 2 * u.inst.index() as u32 + 2 <= s.start);
+                while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
+                    lo += 1;
+                }
                 uses.extend(
                     old_uses[lo..]
                         .iter()
