@@ -25,6 +25,11 @@ use regalloc2::{
     PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
 };
 
+/// `EditsCtx::uniform` states.
+const UNIFORM_UNKNOWN: u8 = 0;
+const UNIFORM_NO: u8 = 1;
+const UNIFORM_YES: u8 = 2;
+
 /// Move groups at one `before(inst)` point, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -72,10 +77,10 @@ pub(crate) struct EditsCtx {
     stack_regs: PRegSet,
     /// Per vreg: `loc_forward`'s position in `pieces`.
     cursor: Vec<u32>,
-    /// Per vreg: the one location all its home pieces share, if they share one and no
-    /// block ends with its def (where `loc_at_end` reads the def operand instead). Such a
-    /// value is where every edge wants it: edge moves skip it without a lookup.
-    uniform: Vec<Option<Allocation>>,
+    /// Per vreg: whether all its home pieces share one location (`UNIFORM_*`), found on
+    /// first need (`uniform`); the location is then in `uniform_loc`.
+    uniform: Vec<u8>,
+    uniform_loc: Vec<Allocation>,
     scratch_locs: Vec<Allocation>,
     scratch_offsets: Vec<u32>,
 }
@@ -138,18 +143,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             &mut ctx.pieces,
             |run| run.sort_unstable_by_key(|&(s, _, _)| s),
         );
-        ctx.uniform.clear();
-        ctx.uniform
-            .extend(ctx.piece_range.iter().enumerate().map(|(v, &(a, b))| {
-                let pieces = &ctx.pieces[a as usize..b as usize];
-                let (_, _, first) = *pieces.first()?;
-                let ends_block = self
-                    .an
-                    .live
-                    .def_inst(VReg::new(v, RegClass::Int))
-                    .is_some_and(|i| self.func.is_branch(i) || self.func.is_ret(i));
-                (!ends_block && pieces.iter().all(|&(_, _, l)| l == first)).then_some(first)
-            }));
         Ok(())
     }
 
@@ -423,6 +416,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         tos.clear();
         tos_at.clear();
         self.reset_cursors();
+        let nv = self.func.num_vregs();
+        self.ctx.uniform.clear();
+        self.ctx.uniform.resize(nv, UNIFORM_UNKNOWN);
+        if self.ctx.uniform_loc.len() < nv {
+            self.ctx.uniform_loc.resize(nv, Allocation::none());
+        }
         for s in 0..nb {
             let succ = Block::new(s);
             tos_at.push(tos.len() as u32);
@@ -431,7 +430,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(succ).first());
             for &v in &self.an.live.livein[s] {
-                if let Some(to) = self.ctx.uniform[v.vreg()] {
+                if let Some(to) = self.uniform(v) {
                     tos.push(to);
                     continue;
                 }
@@ -460,7 +459,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 };
                 let at = tos_at[s] as usize;
                 for (k, &v) in self.an.live.livein[s].iter().enumerate() {
-                    if self.ctx.uniform[v.vreg()].is_some() {
+                    // Decided by the walk over successors above.
+                    debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
+                    if self.ctx.uniform[v.vreg()] == UNIFORM_YES
+                        && self.an.live.def_inst(v) != Some(last)
+                    {
                         continue;
                     }
                     let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
@@ -495,6 +498,28 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.ctx.scratch_locs = tos;
         self.ctx.scratch_offsets = tos_at;
         Ok(())
+    }
+
+    /// The one location all of `v`'s home pieces share, if they share one. Such a value
+    /// is where every edge wants it (unless a block ends with its def, where
+    /// `loc_at_end` reads the def operand instead): edge moves skip it without a lookup.
+    /// Found on first need: most vregs of a small function are live into no block.
+    #[inline]
+    fn uniform(&mut self, v: VReg) -> Option<Allocation> {
+        let ctx = &mut *self.ctx;
+        let i = v.vreg();
+        if ctx.uniform[i] == UNIFORM_UNKNOWN {
+            let (a, b) = ctx.piece_range[i];
+            let run = &ctx.pieces[a as usize..b as usize];
+            ctx.uniform[i] = UNIFORM_NO;
+            if let Some(&(_, _, first)) = run.first()
+                && run[1..].iter().all(|&(_, _, l)| l == first)
+            {
+                ctx.uniform[i] = UNIFORM_YES;
+                ctx.uniform_loc[i] = first;
+            }
+        }
+        (ctx.uniform[i] == UNIFORM_YES).then(|| ctx.uniform_loc[i])
     }
 
     fn reset_cursors(&mut self) {
