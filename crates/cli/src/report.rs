@@ -208,7 +208,8 @@ fn page(
          - **time ratio**: per function, the median of {} timed runs of the allocator over \
          ion's median, geometric mean over the same functions. Runs are interleaved \
          (A B C A B C …), ion and fastalloc run through `regalloc2::run_with_ctx` with one \
-         reused `Ctx`, greedy through `run_with_context` with one reused `Context`. The \
+         reused `Ctx` (whose `Output` is reused too), greedy through `run_with_context_into` \
+         with one reused `Context` and `Output`. The \
          checker runs outside the timed part. Below 1.0 is better than ion.\n\
          - **compared**: the functions both the allocator and ion allocated and passed the \
          checker. **total time, weighted cost, spills, reloads, moves, spill slots, \

@@ -2,7 +2,8 @@
 //! `Function` + `MachineEnv` and produces regalloc2's `Output`, so any regalloc2 client
 //! (Cranelift first) can swap it in.
 //!
-//! The public surface is deliberately small: [`run`], [`run_with_context`], [`Options`],
+//! The public surface is deliberately small: [`run`], [`run_with_context`] (and
+//! [`run_with_context_into`], which also reuses the caller's `Output`), [`Options`],
 //! [`Stats`] and the reusable [`Context`]; [`run_observed`] also reports each decision to
 //! an [`Observer`] as an [`Event`]. See `docs/design.md` for the pipeline.
 //!
@@ -488,7 +489,23 @@ pub fn run_with_context<F: Function + ?Sized>(
     options: &Options,
     ctx: &mut Context,
 ) -> Result<Output, RegAllocError> {
-    run_inner(func, env, options, ctx, None)
+    let mut out = Output::default();
+    run_inner(func, env, options, ctx, None, &mut out)?;
+    Ok(out)
+}
+
+/// Allocate registers for `func` into `out`, reusing the buffers in `ctx` and `out`'s own
+/// vectors (cleared first), as regalloc2's `run_with_ctx` reuses the `Output` inside its
+/// `Ctx`: a client that keeps one `Output` per thread allocates no output memory once it
+/// has seen its largest function. On `Err`, `out` holds no meaningful allocation.
+pub fn run_with_context_into<F: Function + ?Sized>(
+    func: &F,
+    env: &MachineEnv,
+    options: &Options,
+    ctx: &mut Context,
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
+    run_inner(func, env, options, ctx, None, out)
 }
 
 /// Allocate registers for `func` like [`run_with_context`], reporting every decision of
@@ -500,7 +517,9 @@ pub fn run_observed<F: Function + ?Sized>(
     ctx: &mut Context,
     observer: &mut dyn Observer,
 ) -> Result<Output, RegAllocError> {
-    run_inner(func, env, options, ctx, Some(observer))
+    let mut out = Output::default();
+    run_inner(func, env, options, ctx, Some(observer), &mut out)?;
+    Ok(out)
 }
 
 fn run_inner<F: Function + ?Sized>(
@@ -509,8 +528,10 @@ fn run_inner<F: Function + ?Sized>(
     options: &Options,
     ctx: &mut Context,
     observer: Option<&mut dyn Observer>,
-) -> Result<Output, RegAllocError> {
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
     ctx.stats = Stats::default();
+    out.stats = Default::default();
     let t = phase_clock(options);
     ctx.analyses.compute(func)?;
     ctx.stats.phases.since(Phase::Analyses, t);
@@ -557,7 +578,6 @@ fn run_inner<F: Function + ?Sized>(
         }
         .run()?,
     }
-    let mut out = Output::default();
     let t = phase_clock(options);
     edits::OutputBuilder {
         func,
@@ -568,7 +588,7 @@ fn run_inner<F: Function + ?Sized>(
         ctx: &mut ctx.edits,
         stats: &mut ctx.stats,
     }
-    .build(&mut out)?;
+    .build(out)?;
     if let Some(t) = t {
         // The redundant-move pass runs inside the builder and is timed on its own.
         let edits = t
@@ -576,5 +596,5 @@ fn run_inner<F: Function + ?Sized>(
             .saturating_sub(ctx.stats.phases.get(Phase::RedundantMoves));
         ctx.stats.phases.add(Phase::Edits, edits);
     }
-    Ok(out)
+    Ok(())
 }

@@ -23,7 +23,8 @@ fn run_ours(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
     // Our allocators always validate their input (it is cheap); regalloc2's flag is moot.
     let _ = options.validate_ssa;
     let mut greedy_options = regalloc_greedy::Options::default();
@@ -32,7 +33,7 @@ fn run_ours(
     // The allocator asks `spillslot_size` only for classes it spills, so Cranelift's x64
     // backend (no vector class) needs no wrapper here; serializing a function does
     // (`regalloc2::DynFunction::vector_spills_as_float`).
-    let result = regalloc_greedy::run_with_context(func, env, &greedy_options, &mut ctx);
+    let result = regalloc_greedy::run_with_context_into(func, env, &greedy_options, &mut ctx, out);
     GREEDY_CTX.set(ctx);
     result
 }
@@ -42,32 +43,42 @@ fn greedy_hook(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
-    run_ours(regalloc_greedy::Algorithm::Greedy, func, env, options)
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Greedy, func, env, options, out)
 }
 
 fn basic_hook(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
-    run_ours(regalloc_greedy::Algorithm::Basic, func, env, options)
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Basic, func, env, options, out)
 }
 
 fn linear_scan_hook(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
-    run_ours(regalloc_greedy::Algorithm::LinearScan, func, env, options)
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
+    run_ours(
+        regalloc_greedy::Algorithm::LinearScan,
+        func,
+        env,
+        options,
+        out,
+    )
 }
 
 fn irc_hook(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
-    run_ours(regalloc_greedy::Algorithm::Irc, func, env, options)
+    out: &mut Output,
+) -> Result<(), RegAllocError> {
+    run_ours(regalloc_greedy::Algorithm::Irc, func, env, options, out)
 }
 
 /// Register our allocators with the switch. Idempotent; every entry point of this crate

@@ -58,7 +58,8 @@ fn corrupted_ion(
     func: &dyn Function,
     env: &MachineEnv,
     options: &RegallocOptions,
-) -> Result<Output, RegAllocError> {
+    result: &mut Output,
+) -> Result<(), RegAllocError> {
     let mut out = regalloc2::original_run(func, env, options)?;
     for inst in 0..func.num_insts() {
         let inst = regalloc2::Inst::new(inst);
@@ -77,7 +78,8 @@ fn corrupted_ion(
                 .find(|r| *r != reg);
             if let Some(other) = other {
                 out.allocs[start + k] = Allocation::reg(other);
-                return Ok(out);
+                *result = out;
+                return Ok(());
             }
         }
     }

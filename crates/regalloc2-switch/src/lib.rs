@@ -24,9 +24,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{OnceLock, RwLock};
 
 /// An outside allocator. regalloc2's `Function` has no generic methods, so it is dyn-compatible
-/// and one non-generic entry point serves every client.
+/// and one non-generic entry point serves every client. It writes its result into the
+/// `Output` it is given (the one inside the client's `Ctx`, whose buffers it may reuse, as
+/// ion does).
 pub type AllocFn =
-    fn(&dyn Function, &MachineEnv, &RegallocOptions) -> Result<Output, RegAllocError>;
+    fn(&dyn Function, &MachineEnv, &RegallocOptions, &mut Output) -> Result<(), RegAllocError>;
 
 /// A callback shown every function (and its environment) before it is allocated.
 pub type CaptureFn = Box<dyn FnMut(&dyn Function, &MachineEnv)>;
@@ -236,7 +238,7 @@ pub fn run_with_ctx<'a, F: Function>(
         Route::Outside(name, f) => {
             THREAD_LAST.with(|l| l.set(Some(name)));
             OUTSIDE_CALLS.fetch_add(1, Ordering::Relaxed);
-            ctx.output = f(func, env, options)?;
+            f(func, env, options, &mut ctx.output)?;
             Ok(&ctx.output)
         }
     }

@@ -109,6 +109,9 @@ impl FuncResult {
 /// The allocators' reusable state.
 pub struct Runner {
     greedy: regalloc_greedy::Context,
+    /// Our allocators' output, reused from one function to the next as ion's `Ctx` reuses
+    /// its own (so neither allocator's time includes allocating or freeing its output).
+    greedy_output: Output,
     greedy_options: regalloc_greedy::Options,
     ion: regalloc2::Ctx,
     fastalloc: regalloc2::Ctx,
@@ -120,6 +123,7 @@ impl Runner {
     pub fn new() -> Self {
         Runner {
             greedy: regalloc_greedy::Context::new(),
+            greedy_output: Output::default(),
             greedy_options: regalloc_greedy::Options::default(),
             ion: regalloc2::Ctx::default(),
             fastalloc: regalloc2::Ctx::default(),
@@ -143,13 +147,14 @@ impl Runner {
         match a {
             Allocator::Greedy | Allocator::Basic | Allocator::LinearScan | Allocator::Irc => {
                 self.greedy_options.algorithm = a.ours().unwrap_or_default();
-                let out = regalloc_greedy::run_with_context(
+                regalloc_greedy::run_with_context_into(
                     f,
                     env,
                     &self.greedy_options,
                     &mut self.greedy,
+                    &mut self.greedy_output,
                 )?;
-                Ok(keep.then_some(out))
+                Ok(keep.then(|| self.greedy_output.clone()))
             }
             Allocator::Ion | Allocator::Fastalloc => {
                 let (algorithm, ctx) = match a {

@@ -297,3 +297,21 @@ fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
 }
+
+#[test]
+fn output_reused_across_functions_matches_a_fresh_one() {
+    // A function with spills and moves, then a smaller one, then the first again, all
+    // into one `Output`: stale allocations, edits or offsets of a larger function must
+    // not survive into a smaller one.
+    let (big, small) = (waves_of_values(6, 8), waves_of_values(1, 2));
+    let env = env(3, 0);
+    let options = crate::Options::default();
+    let mut ctx = crate::Context::new();
+    let mut reused = regalloc2::Output::default();
+    for f in [&big, &small, &big] {
+        crate::run_with_context_into(f, &env, &options, &mut ctx, &mut reused).unwrap();
+        let (fresh, _) = alloc_checked(f, &env);
+        assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
+    }
+    assert!(!reused.edits.is_empty(), "the larger function spills");
+}
