@@ -27,6 +27,10 @@ use regalloc2::{Block, Function, OperandConstraint, PReg};
 const MAX_CANDIDATES: usize = 6;
 /// Block segments beyond which an interval is not region-split.
 const MAX_REGION_SEGMENTS: usize = 256;
+/// Block segments beyond which a value with sparse uses (fewer than one block segment
+/// in `SPARSE_USE_RATIO` with a use) outside nested loops is not region-split.
+const SPARSE_REGION_SEGMENTS: usize = 64;
+const SPARSE_USE_RATIO: usize = 16;
 /// Use instructions beyond which an interval is not local-split.
 const MAX_LOCAL_SPLIT_USES: usize = 64;
 /// Improvement passes of the region labelling.
@@ -175,6 +179,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // spilling: a value whose operands all accept the stack never splits here.
         let spill_all: f32 = stack_cost.iter().sum();
         if spill_all <= 0.0 {
+            return false;
+        }
+        // A value through many blocks with uses in few of them, none inside a nested
+        // loop, is left to the block splitter: its region labelling keeps the register in
+        // little more than the use blocks, which the block split's pieces (and its loop
+        // pieces) do at a fraction of the probing and descents. On the Wasm corpus this
+        // cut 3% of the instructions of the largest functions for +0.01% weighted cost
+        // (geomean; the sum unchanged); without the nested-loop exception one hot
+        // function's cost rose 60%.
+        let use_blocks = stack_cost.iter().filter(|&&c| c > 0.0).count();
+        let nested_use =
+            (0..n).any(|k| stack_cost[k] > 0.0 && self.an.loops.depth[blocks[k].index()] >= 2);
+        if n > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < n && !nested_use {
             return false;
         }
         // The edit builder writes a spilled value's slot once, right after its def (SSA:
