@@ -50,6 +50,40 @@ pub(crate) fn try_alloc_with<F: Function>(
     Ok((out, *ctx.stats()))
 }
 
+/// `v` is used before and after a loop (blocks 1 to 3) whose body keeps two registers
+/// busy with `x` and `y`: with two registers, `v` is region-split around the loop.
+/// Returns the function, `v`, and the loop's first and last blocks.
+pub(crate) fn value_across_busy_loop() -> (
+    TestFunc,
+    regalloc2::VReg,
+    regalloc2::Block,
+    regalloc2::Block,
+) {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3, b4) = (b.block(), b.block(), b.block(), b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for _ in 0..4 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.jump(b0, b1, &[]);
+    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    b.inst(b1, &[Operand::reg_def(x)]);
+    b.inst(b1, &[Operand::reg_def(y)]);
+    for _ in 0..4 {
+        b.inst(b1, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    }
+    b.jump(b1, b2, &[]);
+    b.branch(b2, &[], &[(b3, &[]), (b4, &[])]);
+    b.jump(b3, b1, &[]);
+    for _ in 0..4 {
+        b.inst(b4, &[Operand::reg_use(v)]);
+    }
+    b.ret(b4, &[]);
+    let f = b.build().func;
+    (f, v, b1, b3)
+}
+
 /// One block holding `waves` waves of `per_wave` Int values, each wave defined in order
 /// and used in reverse, the next wave defined after the previous one died: with fewer
 /// registers than `per_wave`, values of every wave are spilled.

@@ -2,7 +2,7 @@
 //! output does not depend on whether an observer is attached, and without one no event
 //! is even built.
 
-use super::alloc_checked;
+use super::{alloc_checked, value_across_busy_loop};
 use crate::observe::{Event, Observer, observe};
 use ragreedy_testkit::builder::{FuncBuilder, env};
 use ragreedy_testkit::fuzzgen;
@@ -103,28 +103,7 @@ fn events_match_the_decisions() {
 /// A region split, for the `Split` event's kind.
 #[test]
 fn region_split_is_reported_with_its_kind() {
-    let mut b = FuncBuilder::new();
-    let (b0, b1, b2, b3, b4) = (b.block(), b.block(), b.block(), b.block(), b.block());
-    let v = b.vreg(RegClass::Int);
-    b.inst(b0, &[Operand::reg_def(v)]);
-    for _ in 0..4 {
-        b.inst(b0, &[Operand::reg_use(v)]);
-    }
-    b.jump(b0, b1, &[]);
-    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
-    b.inst(b1, &[Operand::reg_def(x)]);
-    b.inst(b1, &[Operand::reg_def(y)]);
-    for _ in 0..4 {
-        b.inst(b1, &[Operand::reg_use(x), Operand::reg_use(y)]);
-    }
-    b.jump(b1, b2, &[]);
-    b.branch(b2, &[], &[(b3, &[]), (b4, &[])]);
-    b.jump(b3, b1, &[]);
-    for _ in 0..4 {
-        b.inst(b4, &[Operand::reg_use(v)]);
-    }
-    b.ret(b4, &[]);
-    let f = b.build().func;
+    let (f, v, _, _) = value_across_busy_loop();
     let (_, stats, events) = observed(&f, &env(2, 0));
     assert!(stats.region_splits >= 1);
     assert!(

@@ -1,6 +1,7 @@
 //! The classic splitting cases, with `Options::splitting` on; every output goes through
 //! regalloc2's checker.
 
+use super::value_across_busy_loop;
 use ragreedy_testkit::builder::{FuncBuilder, env};
 use ragreedy_testkit::check::check_output;
 use regalloc2::{Edit, Function, Operand, PReg, RegClass};
@@ -21,28 +22,7 @@ fn alloc_split<F: Function>(f: &F, e: &regalloc2::MachineEnv) -> (regalloc2::Out
 /// reload after), instead of a reload at every use.
 #[test]
 fn value_live_across_a_busy_loop_is_region_split() {
-    let mut b = FuncBuilder::new();
-    let (b0, b1, b2, b3, b4) = (b.block(), b.block(), b.block(), b.block(), b.block());
-    let v = b.vreg(RegClass::Int);
-    b.inst(b0, &[Operand::reg_def(v)]);
-    for _ in 0..4 {
-        b.inst(b0, &[Operand::reg_use(v)]);
-    }
-    b.jump(b0, b1, &[]);
-    let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
-    b.inst(b1, &[Operand::reg_def(x)]);
-    b.inst(b1, &[Operand::reg_def(y)]);
-    for _ in 0..4 {
-        b.inst(b1, &[Operand::reg_use(x), Operand::reg_use(y)]);
-    }
-    b.jump(b1, b2, &[]);
-    b.branch(b2, &[], &[(b3, &[]), (b4, &[])]);
-    b.jump(b3, b1, &[]);
-    for _ in 0..4 {
-        b.inst(b4, &[Operand::reg_use(v)]);
-    }
-    b.ret(b4, &[]);
-    let f = b.build().func;
+    let (f, _, b1, b3) = value_across_busy_loop();
     let (out, stats) = alloc_split(&f, &env(2, 0));
     assert!(stats.region_splits >= 1, "{stats:?}");
     assert!(stats.reloads <= 2, "reloaded at uses: {stats:?}");
