@@ -382,7 +382,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.stats.hint_recolorings += 1;
             return true;
         }
-        // Exchange: every partner must fit in `from` once the group has left it.
+        // Exchange: it must pay, and every partner must fit in `from` once the group
+        // has left it. The gain is a walk over copies; fitting is a register probe per
+        // partner, so it is asked second (most exchanges fail one or the other).
+        if !self.exchange_gains(g, from, target) {
+            return false;
+        }
         let mut intf = std::mem::take(&mut g.scratch);
         let mut ok = true;
         for k in 0..g.others.len() {
@@ -399,7 +404,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         g.scratch = intf;
-        if !ok || !self.exchange_gains(g, from, target) {
+        if !ok {
             return false;
         }
         let others = std::mem::take(&mut g.others);
