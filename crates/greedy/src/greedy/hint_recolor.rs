@@ -43,7 +43,6 @@ pub(crate) struct CopyGraph {
     in_group: SecondaryMap<IntervalId, bool>,
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
-    scratch: Vec<IntervalId>,
     pieces: PieceIndex,
     /// Moves made so far in this function's recoloring.
     moves: u32,
@@ -357,11 +356,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> bool {
         // Intervals in `target` that overlap the group (the swap partners).
         g.others.clear();
+        // The cheap checks of every member before any register probe.
+        if g.group.iter().any(|&m| {
+            let iv = &self.ctx.intervals[m];
+            !self.may_hold(target, iv) || self.fixed_conflict(target, iv)
+        }) {
+            return false;
+        }
         for k in 0..g.group.len() {
             let iv = &self.ctx.intervals[g.group[k]];
-            if !self.may_hold(target, iv) || self.fixed_conflict(target, iv) {
-                return false;
-            }
             self.ctx
                 .matrix
                 .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
@@ -388,23 +391,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if !self.exchange_gains(g, from, target) {
             return false;
         }
-        let mut intf = std::mem::take(&mut g.scratch);
-        let mut ok = true;
-        for k in 0..g.others.len() {
-            let iv = &self.ctx.intervals[g.others[k]];
-            intf.clear();
-            ok = self.may_hold(from, iv) && !self.fixed_conflict(from, iv) && {
-                self.ctx
-                    .matrix
-                    .interference(from, &iv.runs, &mut intf, MAX_GROUP);
-                intf.iter().all(|&j| g.in_group[j])
-            };
-            if !ok {
-                break;
-            }
-        }
-        g.scratch = intf;
-        if !ok {
+        let fits = g.others.iter().all(|&o| {
+            let iv = &self.ctx.intervals[o];
+            self.may_hold(from, iv) && !self.fixed_conflict(from, iv)
+        }) && g.others.iter().all(|&o| {
+            !self
+                .ctx
+                .matrix
+                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| !g.in_group[j])
+        });
+        if !fits {
             return false;
         }
         let others = std::mem::take(&mut g.others);

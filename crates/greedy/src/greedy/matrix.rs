@@ -191,6 +191,29 @@ impl Union {
         }
     }
 
+    /// Whether an entry overlapping `segments` has an id `pick` accepts.
+    fn any_overlapping(&self, segments: &[Segment], pick: impl Fn(IntervalId) -> bool) -> bool {
+        let mut cursor = FRESH;
+        for s in merged(segments) {
+            let Some(first) = self.seek(&mut cursor, s.start) else {
+                return false;
+            };
+            let mut pos = cursor;
+            let mut e = first;
+            while e.start < s.end {
+                if pick(e.id) {
+                    return true;
+                }
+                let Some(next) = self.step(pos) else {
+                    return false;
+                };
+                pos = next;
+                e = self.at(pos);
+            }
+        }
+        false
+    }
+
     fn insert(&mut self, e: Entry) {
         self.bits.insert(e.start, e.end);
         if self.chunks.is_empty() {
@@ -288,6 +311,18 @@ impl InterferenceMatrix {
             return;
         }
         u.overlapping(segments, out, limit);
+    }
+
+    /// Does an interval assigned to `preg` for which `pick` holds overlap `segments`
+    /// (sorted, disjoint)? Stops at the first.
+    pub fn overlaps_any(
+        &self,
+        preg: PReg,
+        segments: &[Segment],
+        pick: impl Fn(IntervalId) -> bool,
+    ) -> bool {
+        let u = &self.unions[preg.index()];
+        !u.is_empty() && u.any_overlapping(segments, pick)
     }
 
     /// Is `preg` free over all of `segments` (sorted, disjoint; an interval's runs, so
