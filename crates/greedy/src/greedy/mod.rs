@@ -56,6 +56,8 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    /// The uses of one split product, gathered before its list is made.
+    pub scratch_uses: Vec<crate::analysis::intervals::UseSite>,
     /// The registers fixed reservations rule out for the interval whose `try_assign`
     /// failed last (see `Allocator::reserved_for`).
     pub reserved_for: Option<(IntervalId, regalloc2::PRegSet)>,

@@ -871,17 +871,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // the same instruction), so a segment's candidates are found by instruction and
         // then filtered by point.
         let mut products = products;
-        let mut uses_of: Vec<UseList> = vec![UseList::new(); products.len()];
-        for (product, uses) in products.iter_mut().zip(uses_of.iter_mut()) {
+        let mut found = std::mem::take(&mut self.ctx.scratch_uses);
+        let mut uses_of: Vec<UseList> = Vec::with_capacity(products.len());
+        for product in products.iter_mut() {
             product.segments.retain(|s| s.start < s.end);
             product.segments.sort_unstable();
             // Segments are sorted: the first use reaching into each is found by a cursor.
+            // Collected first, so the product's list is allocated once at its size.
+            found.clear();
             let mut lo = 0;
             for s in &product.segments {
                 while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
                     lo += 1;
                 }
-                uses.extend(
+                found.extend(
                     old_uses[lo..]
                         .iter()
                         .take_while(|u| 2 * (u.inst.index() as u32) < s.end)
@@ -889,7 +892,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .copied(),
                 );
             }
+            uses_of.push(UseList::from_slice(&found));
         }
+        self.ctx.scratch_uses = found;
         for (product, uses) in products.into_iter().zip(uses_of) {
             if product.segments.is_empty() {
                 continue;
