@@ -296,11 +296,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // and many are (registers free all along the value, or blocked by the same
             // calls).
             let mark = seen.len();
-            seen.extend(free.chunks(64).map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u64, |w, (i, &x)| w | (u64::from(x) << i))
-            }));
+            seen.extend(free.chunks(64).map(bit_word));
             let words = seen.len() - mark;
             if seen[..mark]
                 .chunks(words)
@@ -313,14 +309,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
             label_a.clone_from(free);
-            let cost_a = descend(label_a, free, stack_cost, boundary, adj, dirty);
+            let free_words = &seen[mark..];
+            let cost_a = descend(label_a, free, free_words, stack_cost, boundary, adj, dirty);
             label_b.clear();
             label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
             // The same start descends to the same labelling.
             let cost_b = if label_b == free {
                 cost_a
             } else {
-                descend(label_b, free, stack_cost, boundary, adj, dirty)
+                descend(label_b, free, free_words, stack_cost, boundary, adj, dirty)
             };
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &*label_b)
@@ -968,9 +965,22 @@ fn compact_region(
         return None;
     }
     label.clone_from(&uses);
-    let cost = descend(label, &uses, stack_cost, boundary, adj, dirty);
+    let words = bit_words(&uses);
+    let cost = descend(label, &uses, &words, stack_cost, boundary, adj, dirty);
     let regs = label.iter().filter(|&&x| x).count();
     (regs >= 2 && regs < n).then_some(cost)
+}
+
+/// Up to 64 flags as the bits of one word, the first flag lowest.
+fn bit_word(flags: &[bool]) -> u64 {
+    flags
+        .iter()
+        .enumerate()
+        .fold(0u64, |w, (i, &x)| w | (u64::from(x) << i))
+}
+
+fn bit_words(flags: &[bool]) -> Vec<u64> {
+    flags.chunks(64).map(bit_word).collect()
 }
 
 /// The cost of the link between segment `k` (labelled `mine`) and a neighbour (labelled
@@ -988,6 +998,7 @@ fn link_cost(out: bool, mine: bool, theirs: bool, w: f32) -> f32 {
 fn descend(
     label: &mut [bool],
     free: &[bool],
+    free_words: &[u64],
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
@@ -999,11 +1010,9 @@ fn descend(
     // one that did not flip is looked at again only once one of them has changed: the
     // same flips in the same order as re-examining every segment in every pass. Dirty
     // segments are bits (only free ones are ever set), found a word at a time.
+    debug_assert_eq!(free_words, bit_words(free));
     dirty.clear();
-    dirty.resize(n.div_ceil(64), 0);
-    for (k, _) in free.iter().enumerate().filter(|(_, f)| **f) {
-        dirty[k / 64] |= 1 << (k % 64);
-    }
+    dirty.extend_from_slice(free_words);
     for _ in 0..MAX_REGION_PASSES {
         let mut changed = false;
         let mut k = 0;
