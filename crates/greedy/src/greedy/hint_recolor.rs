@@ -18,7 +18,7 @@ use super::csr::CSR_COST;
 use super::interval::IntervalId;
 use crate::analysis::intervals::{Point, before, point_inst};
 use crate::observe::observe;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use log::debug;
 use regalloc2::{Function, PReg, VReg};
 
@@ -38,6 +38,11 @@ pub(crate) struct CopyGraph {
     /// Adjacency: per interval index, a range into `adj`.
     adj_range: SecondaryMap<IntervalId, (u32, u32)>,
     adj: Vec<(IntervalId, f32)>,
+    /// Buffers of the adjacency's counting sorts: per interval, its first entry (then
+    /// the next free one); the copies seen from both ends, bucketed by neighbour.
+    offsets: Vec<u32>,
+    next: Vec<u32>,
+    by_neighbour: Vec<(IntervalId, IntervalId, f32)>,
     fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
     group: Vec<IntervalId>,
     in_group: SecondaryMap<IntervalId, bool>,
@@ -216,23 +221,51 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         self.piece_transitions(g);
-        let mut raw: Vec<(IntervalId, IntervalId, f32)> = Vec::with_capacity(g.edges.len() * 2);
-        for &(a, b, f) in &g.edges {
-            raw.push((a, b, f));
-            raw.push((b, a, f));
+        // Adjacency lists, each interval's neighbours in ascending order: the copies seen
+        // from both ends are bucketed by neighbour, then stably by interval (two counting
+        // sorts, linear in copies plus intervals). Copies are symmetric, so an interval's
+        // count as a neighbour is its count as an end, and one table of offsets serves both.
+        let n = self.ctx.intervals.len();
+        let offsets = &mut g.offsets;
+        offsets.clear();
+        offsets.resize(n + 1, 0);
+        for &(a, b, _) in &g.edges {
+            offsets[a.index() + 1] += 1;
+            offsets[b.index() + 1] += 1;
         }
-        raw.sort_unstable_by_key(|&(a, b, _)| (a, b));
-        g.adj.clear();
-        g.adj_range.clear();
-        let mut i = 0;
-        while i < raw.len() {
-            let a = raw[i].0;
-            let start = g.adj.len() as u32;
-            while i < raw.len() && raw[i].0 == a {
-                g.adj.push((raw[i].1, raw[i].2));
-                i += 1;
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let total = offsets[n] as usize;
+        let by_neighbour = &mut g.by_neighbour;
+        by_neighbour.clear();
+        by_neighbour.resize(
+            total,
+            (IntervalId::from_u32(0), IntervalId::from_u32(0), 0.0),
+        );
+        let next = &mut g.next;
+        next.clear();
+        next.extend_from_slice(&offsets[..n]);
+        for &(a, b, f) in &g.edges {
+            for (x, y) in [(a, b), (b, a)] {
+                let at = &mut next[y.index()];
+                by_neighbour[*at as usize] = (x, y, f);
+                *at += 1;
             }
-            g.adj_range[a] = (start, g.adj.len() as u32);
+        }
+        g.adj.clear();
+        g.adj.resize(total, (IntervalId::from_u32(0), 0.0));
+        next.clear();
+        next.extend_from_slice(&offsets[..n]);
+        for &(x, y, f) in by_neighbour.iter() {
+            let at = &mut next[x.index()];
+            g.adj[*at as usize] = (y, f);
+            *at += 1;
+        }
+        g.adj_range.clear();
+        g.adj_range.resize(n);
+        for (id, range) in g.adj_range.iter_mut() {
+            *range = (offsets[id.index()], offsets[id.index() + 1]);
         }
         g.fixed.sort_unstable_by_key(|&(a, p, _)| (a, p.index()));
         g.fixed_range.clear();
