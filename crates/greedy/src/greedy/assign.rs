@@ -63,18 +63,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
         }
-        hints.sort_by_key(|&(p, _)| p.index());
-        let mut out = 0;
-        for i in 0..hints.len() {
-            if out > 0 && hints[out - 1].0 == hints[i].0 {
-                hints[out - 1].1 += hints[i].1;
-            } else {
-                hints[out] = hints[i];
-                out += 1;
-            }
+        if hints.len() >= 2 {
+            merge_hints(&mut hints);
+            // One entry per register now, so the order is total.
+            hints.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
         }
-        hints.truncate(out);
-        hints.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
         self.ctx.scratch_hints = hints;
     }
 
@@ -126,6 +119,40 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             _ => self.fixed_conflict(p, &self.ctx.intervals[id]),
         }
     }
+}
+
+/// Hint lists up to this long are merged by a scan for earlier entries rather than a sort.
+const SCAN_MERGE: usize = 16;
+
+/// Sums the frequencies of hints naming one register into its first entry, adding in
+/// list order either way so that the sums do not depend on the method.
+fn merge_hints(hints: &mut Vec<(PReg, f32)>) {
+    if hints.len() <= SCAN_MERGE {
+        let mut out = 0;
+        for i in 0..hints.len() {
+            let (p, freq) = hints[i];
+            match hints[..out].iter_mut().find(|h| h.0 == p) {
+                Some(h) => h.1 += freq,
+                None => {
+                    hints[out] = (p, freq);
+                    out += 1;
+                }
+            }
+        }
+        hints.truncate(out);
+        return;
+    }
+    hints.sort_by_key(|&(p, _)| p.index());
+    let mut out = 0;
+    for i in 0..hints.len() {
+        if out > 0 && hints[out - 1].0 == hints[i].0 {
+            hints[out - 1].1 += hints[i].1;
+        } else {
+            hints[out] = hints[i];
+            out += 1;
+        }
+    }
+    hints.truncate(out);
 }
 
 /// Values, the interval's own first, whose fixed registers the last resort of
