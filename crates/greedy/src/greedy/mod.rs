@@ -284,11 +284,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             iv.stage = Stage::Assign;
         }
         let iv = &self.ctx.intervals[id];
-        let has_hint = iv
-            .uses
-            .iter()
-            .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
-            || !self.ctx.partners.of(iv.vreg).is_empty();
+        let has_hint = !self.ctx.partners.of(iv.vreg).is_empty()
+            || (self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
+                && iv
+                    .uses
+                    .iter()
+                    .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))));
         let prio = self.priority.priority(iv, self.weighted_size(iv), has_hint);
         self.ctx.queue.push(id, prio);
     }
