@@ -158,6 +158,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             free,
             seen,
             candidates,
+            last_segment,
         } = scratch;
         let iv = &self.ctx.intervals[id];
         let n = iv.segments.len();
@@ -207,6 +208,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         boundary.clear();
         boundary.resize(n, 0.0);
         let all_segments = self.an.intervals.segments_of(iv.vreg);
+        if last_segment.len() < f.num_blocks() {
+            last_segment.resize(f.num_blocks(), NO_SEGMENT);
+        }
+        // Segments are sorted, so the last written for a block is its last.
+        for (k, b) in blocks.iter().enumerate() {
+            last_segment[b.index()] = k as u32;
+        }
         for (k, s) in iv.segments.iter().enumerate() {
             let b = blocks[k];
             if s.start != 2 * f.block_insns(b).first().index() as u32 {
@@ -220,11 +228,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     self.an.freq.of(pred)
                 };
                 let cost = MEMORY_COST * edge_freq;
-                // Segments are sorted and disjoint, so their ends are too: find the
-                // predecessor's by binary search (a linear search here made region
+                // The predecessor's segment, if the interval covers its end: its last
+                // in that block (a table lookup; a linear search here once made region
                 // splitting quadratic in the blocks a value lives through).
                 let pred_end = 2 * f.block_insns(pred).last().index() as u32 + 2;
-                if let Ok(j) = iv.segments.binary_search_by_key(&pred_end, |s| s.end) {
+                let j = last_segment[pred.index()];
+                if j != NO_SEGMENT && iv.segments[j as usize].end == pred_end {
+                    let j = j as usize;
                     // A block looping to itself keeps one label: its edge never costs.
                     if j != k {
                         links.push((j, k, cost));
@@ -239,6 +249,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     boundary[k] += cost;
                 }
             }
+        }
+        for b in blocks.iter() {
+            last_segment[b.index()] = NO_SEGMENT;
         }
         let def_block = self.an.live.def_block[iv.vreg.vreg()];
         if !self.out.slots.has_slot(iv.vreg)
@@ -1097,7 +1110,13 @@ pub(crate) struct RegionScratch {
     free: Vec<bool>,
     seen: Vec<u64>,
     candidates: Vec<PReg>,
+    /// Per block: the interval's last segment in it, or `NO_SEGMENT`; reset after each
+    /// attempt (only the interval's blocks are touched).
+    last_segment: Vec<u32>,
 }
+
+/// `RegionScratch::last_segment` of a block the interval does not cover.
+const NO_SEGMENT: u32 = u32::MAX;
 
 /// The buffers of one block split attempt, kept across attempts and functions.
 #[derive(Default)]
