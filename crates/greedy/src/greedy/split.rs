@@ -154,7 +154,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             best_label,
             label_a,
             label_b,
-            dirty,
+            descent,
             free,
             seen,
             candidates,
@@ -268,7 +268,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
-        if let Some(cost) = compact_region(best_label, stack_cost, boundary, adj, dirty)
+        if let Some(cost) = compact_region(best_label, stack_cost, boundary, adj, descent)
             && cost < threshold
         {
             best = Some((cost, None));
@@ -323,14 +323,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // first when a run of through blocks would all have to flip together).
             label_a.clone_from(free);
             let free_words = &seen[mark..];
-            let cost_a = descend(label_a, free, free_words, stack_cost, boundary, adj, dirty);
+            let cost_a = descend(
+                label_a, free, free_words, stack_cost, boundary, adj, descent,
+            );
             label_b.clear();
             label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
             // The same start descends to the same labelling.
             let cost_b = if label_b == free {
                 cost_a
             } else {
-                descend(label_b, free, free_words, stack_cost, boundary, adj, dirty)
+                descend(
+                    label_b, free, free_words, stack_cost, boundary, adj, descent,
+                )
             };
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &*label_b)
@@ -970,7 +974,7 @@ fn compact_region(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
-    dirty: &mut Vec<u64>,
+    work: &mut Descent,
 ) -> Option<f32> {
     let n = stack_cost.len();
     let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
@@ -979,7 +983,7 @@ fn compact_region(
     }
     label.clone_from(&uses);
     let words = bit_words(&uses);
-    let cost = descend(label, &uses, &words, stack_cost, boundary, adj, dirty);
+    let cost = descend(label, &uses, &words, stack_cost, boundary, adj, work);
     let regs = label.iter().filter(|&&x| x).count();
     (regs >= 2 && regs < n).then_some(cost)
 }
@@ -996,18 +1000,17 @@ fn bit_words(flags: &[bool]) -> Vec<u64> {
     flags.chunks(64).map(bit_word).collect()
 }
 
-/// The cost of the link between segment `k` (labelled `mine`) and a neighbour (labelled
-/// `theirs`): `out` if the edge leaves `k`. Only a stack-to-register edge costs (a
-/// reload); the slot already holds the value wherever it enters the stack.
-fn link_cost(out: bool, mine: bool, theirs: bool, w: f32) -> f32 {
-    let (from, to) = if out { (mine, theirs) } else { (theirs, mine) };
-    if !from && to { w } else { 0.0 }
-}
-
 /// Bounded descent over the region labelling: flip single free segments while the total
 /// (stack cost of stack segments, boundary cost of register segments, reload cost of
-/// every link from a stack segment to a register segment) drops. Each flip is costed from the
-/// segment's own links only, so a pass is linear in segments plus links.
+/// every link from a stack segment to a register segment) drops.
+///
+/// Each segment carries two sums over its links: the weight of the links into it from
+/// stack segments (what it pays as a register) and of the links out of it into register
+/// segments (what it pays as the stack). They are set up in one pass over the links, so
+/// a look at a segment is constant time and only a flip walks its links, to update its
+/// neighbours' sums; the total is read from the sums at the end. Weights are `f32` and
+/// the sums `f64`, so adding and removing a link's weight is exact (no drift), and a
+/// flip back is exactly as dear as the flip was cheap.
 fn descend(
     label: &mut [bool],
     free: &[bool],
@@ -1015,14 +1018,31 @@ fn descend(
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
-    dirty: &mut Vec<u64>,
+    work: &mut Descent,
 ) -> f32 {
     let n = label.len();
-    let own = |k: usize, reg: bool| if reg { boundary[k] } else { stack_cost[k] };
+    let own = |k: usize, reg: bool| f64::from(if reg { boundary[k] } else { stack_cost[k] });
+    let Descent {
+        dirty,
+        into_from_stack,
+        out_to_register,
+    } = work;
+    into_from_stack.clear();
+    into_from_stack.resize(n, 0.0);
+    out_to_register.clear();
+    out_to_register.resize(n, 0.0);
+    for &(a, b, w) in &adj.links {
+        if !label[a as usize] {
+            into_from_stack[b as usize] += f64::from(w);
+        }
+        if label[b as usize] {
+            out_to_register[a as usize] += f64::from(w);
+        }
+    }
     // A segment's flip decision depends on its own label and its neighbours' only, so
-    // one that did not flip is looked at again only once one of them has changed: the
-    // same flips in the same order as re-examining every segment in every pass. Dirty
-    // segments are bits (only free ones are ever set), found a word at a time.
+    // one that did not flip is looked at again only once one of them has changed (a
+    // segment that just flipped would not flip back either). Dirty segments are bits
+    // (only free ones are ever set), found a word at a time.
     debug_assert_eq!(free_words, bit_words(free));
     dirty.clear();
     dirty.extend_from_slice(free_words);
@@ -1038,22 +1058,23 @@ fn descend(
             }
             k = word * 64 + bits.trailing_zeros() as usize;
             dirty[word] &= !(1 << (k % 64));
-            let (now, flipped) = (label[k], !label[k]);
-            let mut delta = own(k, flipped) - own(k, now);
-            // Only a stack-to-register link costs: flipping `k` to the stack adds its
-            // outgoing links into register neighbours and frees its incoming links from
-            // stack ones; flipping it to a register does the reverse. A table, not a
-            // match: which case applies is data, and branching on it mispredicts.
-            for &(j, w, out) in adj.of(k) {
-                let case = (usize::from(out) << 2) | (usize::from(now) << 1);
-                delta += FLIP_SIGN[case | usize::from(label[j as usize])] * w;
-            }
+            let now = label[k];
+            // To a register: the links in from stack neighbours start costing and those
+            // out to register neighbours stop; to the stack, the reverse.
+            let links = into_from_stack[k] - out_to_register[k];
+            let delta = own(k, !now) - own(k, now) + if now { -links } else { links };
             if delta < 0.0 {
-                label[k] = flipped;
+                label[k] = !now;
                 changed = true;
-                dirty[word] |= 1 << (k % 64);
-                for &(j, _, _) in adj.of(k) {
-                    let j = j as usize;
+                for &(j, w, out) in adj.of(k) {
+                    let (j, w) = (j as usize, f64::from(w));
+                    // `now` is what `k` was: a register going to the stack (or back).
+                    match (out, now) {
+                        (true, true) => into_from_stack[j] += w,
+                        (true, false) => into_from_stack[j] -= w,
+                        (false, true) => out_to_register[j] -= w,
+                        (false, false) => out_to_register[j] += w,
+                    }
                     if free[j] {
                         dirty[j / 64] |= 1 << (j % 64);
                     }
@@ -1065,28 +1086,22 @@ fn descend(
             break;
         }
     }
-    let mut cost = 0.0;
-    for k in 0..n {
-        cost += own(k, label[k]);
-        for &(j, w) in adj.out_of(k) {
-            cost += link_cost(true, label[k], label[j as usize], w);
-        }
-    }
-    cost
+    // Each costly link is counted once, at the register segment it enters.
+    let cost: f64 = (0..n)
+        .map(|k| own(k, label[k]) + if label[k] { into_from_stack[k] } else { 0.0 })
+        .sum();
+    cost as f32
 }
 
-/// The change in a link's cost when segment `k` flips, as a multiple of the link's
-/// weight, indexed by (the edge leaves `k`, `k` is in a register, the neighbour is).
-const FLIP_SIGN: [f32; 8] = [
-    // Incoming, `k` on the stack: a stack neighbour's link into `k` starts costing.
-    1.0, 0.0, //
-    // Incoming, `k` in a register: a stack neighbour's link into `k` stops costing.
-    -1.0, 0.0, //
-    // Outgoing, `k` on the stack: its link into a register neighbour stops costing.
-    0.0, -1.0, //
-    // Outgoing, `k` in a register: its link into a register neighbour starts costing.
-    0.0, 1.0,
-];
+/// The buffers of `descend`, kept across descents.
+#[derive(Default)]
+struct Descent {
+    dirty: Vec<u64>,
+    /// Per segment: the weight of its links in from stack segments, and of its links
+    /// out to register segments, under the current labelling.
+    into_from_stack: Vec<f64>,
+    out_to_register: Vec<f64>,
+}
 
 /// The buffers of one region split attempt, kept across attempts and functions (an
 /// attempt is made for most intervals that reach the split stage, most of them fail, and
@@ -1106,7 +1121,7 @@ pub(crate) struct RegionScratch {
     best_label: Vec<bool>,
     label_a: Vec<bool>,
     label_b: Vec<bool>,
-    dirty: Vec<u64>,
+    descent: Descent,
     free: Vec<bool>,
     seen: Vec<u64>,
     candidates: Vec<PReg>,
@@ -1141,11 +1156,8 @@ struct Adjacency {
     start: Vec<usize>,
     list: Vec<(u32, f32, bool)>,
     fill: Vec<usize>,
-    /// `out_list[out_start[k]..out_start[k + 1]]`: the links leaving `k` alone, in the
-    /// same order as in `list` (a total summed over them adds the same terms in the same
-    /// order as one that skips the incoming links).
-    out_start: Vec<usize>,
-    out_list: Vec<(u32, f32)>,
+    /// The links themselves: (from, to, weight).
+    links: Vec<(u32, u32, f32)>,
 }
 
 impl Adjacency {
@@ -1173,27 +1185,9 @@ impl Adjacency {
             list[fill[b]] = (a as u32, w, false);
             fill[b] += 1;
         }
-        let out_start = &mut self.out_start;
-        out_start.clear();
-        out_start.resize(n + 1, 0);
-        for &(a, _, _) in links {
-            out_start[a + 1] += 1;
-        }
-        for k in 0..n {
-            out_start[k + 1] += out_start[k];
-        }
-        fill.clone_from(out_start);
-        let out_list = &mut self.out_list;
-        out_list.clear();
-        out_list.resize(links.len(), (0, 0.0));
-        for &(a, b, w) in links {
-            out_list[fill[a]] = (b as u32, w);
-            fill[a] += 1;
-        }
-    }
-
-    fn out_of(&self, k: usize) -> &[(u32, f32)] {
-        &self.out_list[self.out_start[k]..self.out_start[k + 1]]
+        self.links.clear();
+        self.links
+            .extend(links.iter().map(|&(a, b, w)| (a as u32, b as u32, w)));
     }
 
     fn of(&self, k: usize) -> &[(u32, f32, bool)] {
