@@ -8,7 +8,6 @@
 mod sharing;
 
 use regalloc2::{Allocation, Function, RegClass, SpillSlot, VReg};
-use std::collections::BTreeMap;
 
 /// `SpillSlots::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -29,9 +28,12 @@ pub(crate) struct ColouringScratch {
     pub parent: Vec<u32>,
     /// Per root: (first point, last point + 1) over the group's segments.
     pub hull: Vec<(u32, u32)>,
-    /// Per root of a group of two or more: its segments, start → end, disjoint. A root
-    /// of a single item leaves this empty and is read from the item's own segments.
-    pub segs: Vec<BTreeMap<u32, u32>>,
+    /// Per root of a group of two or more: its segments (start, end), disjoint, as a few
+    /// sorted runs, each under half as long as the one before (see `sharing::settle`). A
+    /// root of a single item leaves this empty and is read from the item's own segments.
+    pub segs: Vec<Vec<Vec<(u32, u32)>>>,
+    /// Run vectors no group holds any more, kept for reuse.
+    pub spare_runs: Vec<Vec<(u32, u32)>>,
     /// Per root: the slot unit its group occupies (`usize::MAX` until chosen).
     pub base: Vec<usize>,
     /// Copy-partner pairs of spilled items: (frequency, item, item).

@@ -18,9 +18,10 @@
 //! merge block, is in one parallel move with every read at that point (the values live
 //! out of the predecessor and its branch arguments; such a branch has no operands).
 //!
-//! Cost: O(s log² s) for s spilled segments — a union moves the smaller group's
-//! segments into the larger's map, so a segment moves O(log s) times — and each group
-//! probes at most `PROBES` busy slots.
+//! Cost: O(s log² s) for s spilled segments — a group keeps its segments as sorted runs
+//! whose lengths at least halve from one to the next, and a union merges two runs only
+//! when they are within a factor of two, so a segment is merged O(log s) times and a
+//! probe searches O(log s) runs — and each group probes at most `PROBES` busy slots.
 
 use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
 use crate::analysis::Analyses;
@@ -30,7 +31,7 @@ use crate::{Options, Stats};
 use log::debug;
 use regalloc2::{Function, RegClass, VReg};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
 /// Busy slots tried for a hole before a group opens a new slot.
@@ -38,26 +39,29 @@ const PROBES: usize = 16;
 /// Heap entries looked at while probing (stale ones included), to bound the work.
 const PROBE_SCAN: usize = 4 * PROBES;
 
-/// The live segments of a group: a map for merged groups, the vreg's own slice for a
-/// group of one.
+/// The live segments of a group: sorted runs for merged groups, the vreg's own slice for
+/// a group of one.
 enum Segs<'a> {
-    Map(&'a BTreeMap<u32, u32>),
+    Runs(&'a [Vec<(u32, u32)>]),
     Slice(&'a [Segment]),
 }
 
 impl Segs<'_> {
     fn len(&self) -> usize {
         match self {
-            Segs::Map(m) => m.len(),
+            Segs::Runs(r) => r.iter().map(Vec::len).sum(),
             Segs::Slice(s) => s.len(),
         }
     }
 
-    /// Does any segment intersect `[s, e)`? Segments are disjoint and sorted, so only
-    /// the last one starting before `e` can.
+    /// Does any segment intersect `[s, e)`? Within a run segments are disjoint and
+    /// sorted, so only the last one starting before `e` can.
     fn hits(&self, s: u32, e: u32) -> bool {
         match self {
-            Segs::Map(m) => m.range(..e).next_back().is_some_and(|(_, &end)| end > s),
+            Segs::Runs(runs) => runs.iter().any(|r| {
+                let i = r.partition_point(|g| g.0 < e);
+                i > 0 && r[i - 1].1 > s
+            }),
             Segs::Slice(x) => {
                 let i = x.partition_point(|g| g.start < e);
                 i > 0 && x[i - 1].end > s
@@ -67,9 +71,43 @@ impl Segs<'_> {
 
     fn any(&self, mut f: impl FnMut(u32, u32) -> bool) -> bool {
         match self {
-            Segs::Map(m) => m.iter().any(|(&s, &e)| f(s, e)),
+            Segs::Runs(runs) => runs.iter().flatten().any(|&(s, e)| f(s, e)),
             Segs::Slice(x) => x.iter().any(|g| f(g.start, g.end)),
         }
+    }
+}
+
+/// Restores the runs' invariant after runs were added: while two runs are within a
+/// factor of two in length, they are merged. Each merge makes the run of every segment
+/// in it at least half as long again, so a segment is merged O(log s) times, and the
+/// runs left are at most log₂ s + 1.
+fn settle(runs: &mut Vec<Vec<(u32, u32)>>, spare: &mut Vec<Vec<(u32, u32)>>) {
+    loop {
+        runs.sort_unstable_by_key(|r| std::cmp::Reverse(r.len()));
+        let Some(i) = (1..runs.len()).find(|&i| runs[i - 1].len() < 2 * runs[i].len()) else {
+            return;
+        };
+        let b = runs.swap_remove(i);
+        let a = runs.swap_remove(i - 1);
+        let mut merged = spare.pop().unwrap_or_default();
+        merged.reserve(a.len() + b.len());
+        let (mut x, mut y) = (0, 0);
+        while x < a.len() && y < b.len() {
+            if a[x].0 < b[y].0 {
+                merged.push(a[x]);
+                x += 1;
+            } else {
+                merged.push(b[y]);
+                y += 1;
+            }
+        }
+        merged.extend_from_slice(&a[x..]);
+        merged.extend_from_slice(&b[y..]);
+        for mut r in [a, b] {
+            r.clear();
+            spare.push(r);
+        }
+        runs.push(merged);
     }
 }
 
@@ -152,7 +190,10 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
         sc.parent.clear();
         sc.hull.clear();
         sc.base.clear();
-        sc.segs.clear();
+        for mut r in sc.segs.drain(..).flatten() {
+            r.clear();
+            sc.spare_runs.push(r);
+        }
         for v in 0..nv {
             if self.slots.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
                 continue;
@@ -169,7 +210,7 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
             sc.hull.push(hull);
             sc.base.push(usize::MAX);
         }
-        sc.segs.resize_with(sc.vreg.len(), BTreeMap::new);
+        sc.segs.resize_with(sc.vreg.len(), Vec::new);
     }
 
     fn segments(&self, v: u32) -> &[Segment] {
@@ -179,11 +220,11 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
     }
 
     fn segs_of<'s>(&'s self, sc: &'s ColouringScratch, root: u32) -> Segs<'s> {
-        let m = &sc.segs[root as usize];
-        if m.is_empty() {
+        let runs = &sc.segs[root as usize];
+        if runs.is_empty() {
             Segs::Slice(self.segments(sc.vreg[root as usize]))
         } else {
-            Segs::Map(m)
+            Segs::Runs(runs)
         }
     }
 
@@ -207,26 +248,27 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
     }
 
     /// Unites the groups of roots `a` and `b` (not overlapping); returns the new root,
-    /// the larger group, into whose map the smaller one's segments are inserted.
+    /// the larger group, which takes the smaller one's runs (a group of one brings its
+    /// segments as a run).
     fn unite(&self, sc: &mut ColouringScratch, a: u32, b: u32) -> u32 {
         let (la, lb) = (self.segs_of(sc, a).len(), self.segs_of(sc, b).len());
         let (big, small) = if la >= lb { (a, b) } else { (b, a) };
-        if sc.segs[big as usize].is_empty() {
-            let own: BTreeMap<u32, u32> = self
-                .segments(sc.vreg[big as usize])
-                .iter()
-                .map(|g| (g.start, g.end))
-                .collect();
-            sc.segs[big as usize] = own;
-        }
+        let mut runs = std::mem::take(&mut sc.segs[big as usize]);
         let moved = std::mem::take(&mut sc.segs[small as usize]);
-        if moved.is_empty() {
-            for g in self.segments(sc.vreg[small as usize]) {
-                sc.segs[big as usize].insert(g.start, g.end);
+        for (root, alone) in [(big, runs.is_empty()), (small, moved.is_empty())] {
+            if alone {
+                let mut run = sc.spare_runs.pop().unwrap_or_default();
+                run.extend(
+                    self.segments(sc.vreg[root as usize])
+                        .iter()
+                        .map(|g| (g.start, g.end)),
+                );
+                runs.push(run);
             }
-        } else {
-            sc.segs[big as usize].extend(moved);
         }
+        runs.extend(moved);
+        settle(&mut runs, &mut sc.spare_runs);
+        sc.segs[big as usize] = runs;
         sc.parent[small as usize] = big;
         let (hs, hb) = (sc.hull[small as usize], sc.hull[big as usize]);
         sc.hull[big as usize] = (hs.0.min(hb.0), hs.1.max(hb.1));
