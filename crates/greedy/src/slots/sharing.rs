@@ -84,6 +84,10 @@ impl Segs<'_> {
 fn settle(runs: &mut Vec<Vec<(u32, u32)>>, spare: &mut Vec<Vec<(u32, u32)>>) {
     loop {
         runs.sort_unstable_by_key(|r| std::cmp::Reverse(r.len()));
+        // An empty run (a value without segments) would never merge away.
+        while let Some(empty) = runs.pop_if(|r| r.is_empty()) {
+            spare.push(empty);
+        }
         let Some(i) = (1..runs.len()).find(|&i| runs[i - 1].len() < 2 * runs[i].len()) else {
             return;
         };
@@ -393,4 +397,65 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
         i = p;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs added one at a time (as unions bring them; some empty) settle into runs that
+    /// at least halve in length, hold every segment once and stay sorted, and `hits`
+    /// over them answers like a search of the whole set.
+    #[test]
+    fn settled_runs_halve_and_keep_every_segment() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        // Disjoint segments, handed out in a shuffled order.
+        let mut universe: Vec<(u32, u32)> = (0..3000u32)
+            .map(|i| (4 * i, 4 * i + 1 + (i * 7 % 3)))
+            .collect();
+        for i in (1..universe.len()).rev() {
+            universe.swap(i, next(i as u64 + 1) as usize);
+        }
+        let (mut runs, mut spare, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        let mut taken = 0;
+        while taken < universe.len() {
+            let len = (next(24) as usize).min(universe.len() - taken);
+            let mut batch = universe[taken..taken + len].to_vec();
+            taken += len;
+            batch.sort_unstable();
+            all.extend_from_slice(&batch);
+            runs.push(batch);
+            settle(&mut runs, &mut spare);
+            for w in runs.windows(2) {
+                assert!(
+                    w[0].len() >= 2 * w[1].len(),
+                    "runs of {} and {}",
+                    w[0].len(),
+                    w[1].len()
+                );
+            }
+            assert!(
+                runs.iter()
+                    .all(|r| !r.is_empty() && r.windows(2).all(|w| w[0].1 <= w[1].0))
+            );
+            let mut held: Vec<(u32, u32)> = runs.iter().flatten().copied().collect();
+            held.sort_unstable();
+            let mut want = all.clone();
+            want.sort_unstable();
+            assert_eq!(held, want);
+            let s = next(4 * 3000 + 8) as u32;
+            let e = s + 1 + next(6) as u32;
+            assert_eq!(
+                Segs::Runs(&runs).hits(s, e),
+                all.iter().any(|g| g.0 < e && s < g.1)
+            );
+        }
+        assert!(runs.len() as f64 <= (all.len() as f64 + 1.0).log2());
+    }
 }
