@@ -335,28 +335,23 @@ impl LiveIntervals {
             self.scan_block(f, live, block)?;
         }
 
-        // Blocks were scanned last to first, so each vreg's items arrive roughly in
-        // reverse: reversing its run first leaves the sort little to do.
-        group(
+        // Blocks and instructions were scanned last to first, and an instruction's
+        // operands last to first: each vreg's segments (one per block it is live in) and
+        // use sites arrive in strictly decreasing order, so filling its range from the
+        // back sorts it.
+        group_reversed(
             &self.raw_segments,
             nv,
             &mut self.vreg_segments,
             &mut self.segments,
-            |run| {
-                run.reverse();
-                run.sort_unstable_by_key(|s| s.start);
-            },
         );
-        group(
-            &self.raw_uses,
-            nv,
-            &mut self.vreg_uses,
-            &mut self.uses,
-            |run| {
-                run.reverse();
-                run.sort_unstable_by_key(|u| (u.inst.index(), u.slot));
-            },
-        );
+        debug_assert!(self.vreg_segments.iter().all(|&(a, b)| {
+            self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
+        }));
+        group_reversed(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
+        debug_assert!(self.vreg_uses.iter().all(|&(a, b)| {
+            self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
+        }));
 
         self.fixed_index.finish();
 
@@ -418,18 +413,28 @@ impl LiveIntervals {
                 this.open_end[v] = this.open_end[v].max(until);
             }
         };
+        // A value live out of the block is live to its end whatever the block does with
+        // it: its segment is the whole block unless an instruction here defines it, in
+        // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
+        // them apart.
         for &succ in f.block_succs(block) {
             for &v in &live.livein[succ.index()] {
-                if self.out_stamp[v.vreg()] != bstamp {
-                    self.out_stamp[v.vreg()] = bstamp;
-                    open(self, v.vreg(), end);
+                let vi = v.vreg();
+                if self.out_stamp[vi] == bstamp {
+                    continue;
+                }
+                self.out_stamp[vi] = bstamp;
+                if live.def_block[vi] != block || live.def_inst(v).is_none() {
+                    self.raw_segments.push((vi as u32, Segment { start, end }));
                 }
             }
         }
         if f.is_branch(last) {
             for i in 0..f.block_succs(block).len() {
                 for &arg in f.branch_blockparams(block, last, i) {
-                    open(self, arg.vreg(), end);
+                    if self.out_stamp[arg.vreg()] != bstamp {
+                        open(self, arg.vreg(), end);
+                    }
                 }
             }
         }
@@ -453,12 +458,17 @@ impl LiveIntervals {
                 );
             }
             let reused = reused_vreg(ops);
-            for (k, &op) in ops.iter().enumerate() {
+            for (k, &op) in ops.iter().enumerate().rev() {
+                if op.as_fixed_nonallocatable().is_none() {
+                    self.record_site(inst, k, op, reused);
+                }
+            }
+            for &op in ops {
                 if op.kind() != OperandKind::Def || op.as_fixed_nonallocatable().is_some() {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, _) = self.record_site(inst, k, op, reused);
+                let (first, _) = operand_points(inst, op, reused);
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.reserve(
                         p,
@@ -477,6 +487,18 @@ impl LiveIntervals {
                 }
                 self.def_stamp[v.vreg()] = inst.index() as u32;
                 let seg_start = if fixed { b + 2 } else { first };
+                if self.out_stamp[v.vreg()] == bstamp {
+                    if seg_start < end {
+                        self.raw_segments.push((
+                            v.vreg() as u32,
+                            Segment {
+                                start: seg_start,
+                                end,
+                            },
+                        ));
+                    }
+                    continue;
+                }
                 let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
                 if open_end != NOT_OPEN {
                     if seg_start < open_end {
@@ -498,12 +520,12 @@ impl LiveIntervals {
                     ));
                 }
             }
-            for (k, &op) in ops.iter().enumerate() {
+            for &op in ops {
                 if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, lastp) = self.record_site(inst, k, op, reused);
+                let (first, lastp) = operand_points(inst, op, reused);
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.reserve(
                         p,
@@ -514,7 +536,9 @@ impl LiveIntervals {
                         },
                     );
                 }
-                open(self, v.vreg(), lastp + 1);
+                if self.out_stamp[v.vreg()] != bstamp {
+                    open(self, v.vreg(), lastp + 1);
+                }
             }
         }
 
@@ -541,14 +565,8 @@ impl LiveIntervals {
         self.fixed[p.index()].list.push(r);
     }
 
-    /// Records operand `k` of `inst` as a site of its vreg; returns its points.
-    fn record_site(
-        &mut self,
-        inst: Inst,
-        k: usize,
-        op: Operand,
-        reused: Option<VReg>,
-    ) -> (Point, Point) {
+    /// Records operand `k` of `inst` as a site of its vreg.
+    fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
         let (first, last) = operand_points(inst, op, reused);
         let site = UseSite {
             inst,
@@ -558,7 +576,6 @@ impl LiveIntervals {
             last,
         };
         self.raw_uses.push((op.vreg().vreg() as u32, site));
-        (first, last)
     }
 }
 
@@ -601,6 +618,37 @@ pub(crate) fn fixed_conflict_from(
 pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
     let i = reservations.partition_point(|r| r.end <= p);
     i < reservations.len() && reservations[i].start <= p
+}
+
+/// `group` for pairs whose items arrive, per vreg, in decreasing order: each range is
+/// filled from its end, so it comes out increasing without a sort.
+fn group_reversed<T: Copy>(
+    raw: &[(u32, T)],
+    nv: usize,
+    ranges: &mut Vec<(u32, u32)>,
+    out: &mut Vec<T>,
+) {
+    ranges.clear();
+    ranges.resize(nv, (0, 0));
+    for &(v, _) in raw {
+        ranges[v as usize].1 += 1;
+    }
+    // Each range becomes (end, end): `start` then moves back as the items are placed.
+    let mut end = 0;
+    for r in ranges.iter_mut() {
+        end += r.1;
+        *r = (end, end);
+    }
+    out.clear();
+    let Some(&(_, first)) = raw.first() else {
+        return;
+    };
+    out.resize(raw.len(), first);
+    for &(v, item) in raw {
+        let r = &mut ranges[v as usize];
+        r.0 -= 1;
+        out[r.0 as usize] = item;
+    }
 }
 
 /// Turns `(vreg, item)` pairs into per-vreg ranges of a flat vector (a counting sort by
