@@ -14,7 +14,7 @@
 use super::{cfg::Cfg, liveness::Liveness};
 use regalloc2::{
     Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
-    RegAllocError, VReg,
+    RegAllocError, RegClass, VReg,
 };
 
 pub(crate) type Point = u32;
@@ -270,12 +270,14 @@ pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (
 
 #[derive(Default)]
 pub(crate) struct LiveIntervals {
-    /// Per vreg: range into `segments`.
-    pub vreg_segments: Vec<(u32, u32)>,
-    pub segments: Vec<Segment>,
+    /// Per vreg: range into `segments`. Each vreg owns room for one segment per block it
+    /// is live into plus one for its defining block, and its range is the tail of that
+    /// room (the slot before it may be unused).
+    vreg_segments: Vec<(u32, u32)>,
+    segments: Vec<Segment>,
     /// Per vreg: range into `uses` (sorted by instruction, then slot).
-    pub vreg_uses: Vec<(u32, u32)>,
-    pub uses: Vec<UseSite>,
+    vreg_uses: Vec<(u32, u32)>,
+    uses: Vec<UseSite>,
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
     pub fixed: Vec<RegReservations>,
@@ -285,8 +287,6 @@ pub(crate) struct LiveIntervals {
     /// The same reservations across all registers, for "which registers can this
     /// interval never take" in one pass.
     pub fixed_index: FixedIndex,
-    raw_segments: Vec<(u32, Segment)>,
-    raw_uses: Vec<(u32, UseSite)>,
     open_end: Vec<Point>,
     open_list: Vec<u32>,
     def_stamp: Vec<u32>,
@@ -313,8 +313,38 @@ impl LiveIntervals {
         live: &Liveness,
     ) -> Result<(), RegAllocError> {
         let nv = f.num_vregs();
-        self.raw_segments.clear();
-        self.raw_uses.clear();
+        // Blocks and instructions are scanned last to first, and an instruction's
+        // operands last to first: each vreg's segments (one per block it is live in) and
+        // use sites arrive in strictly decreasing order, so each is written just before
+        // the previous one, from the end of the vreg's room, and comes out sorted. The
+        // room is known up front: the live-in blocks and operands liveness counted.
+        self.vreg_segments.clear();
+        let mut end = 0u32;
+        self.vreg_segments
+            .extend(live.livein_count.iter().map(|&n| {
+                end += n + 1;
+                (end, end)
+            }));
+        self.segments.clear();
+        self.segments
+            .resize(end as usize, Segment { start: 0, end: 0 });
+        self.vreg_uses.clear();
+        let mut end = 0u32;
+        self.vreg_uses.extend(live.operand_count.iter().map(|&n| {
+            end += n;
+            (end, end)
+        }));
+        self.uses.clear();
+        self.uses.resize(
+            end as usize,
+            UseSite {
+                inst: Inst::invalid(),
+                slot: 0,
+                operand: Operand::any_use(VReg::new(0, RegClass::Int)),
+                first: 0,
+                last: 0,
+            },
+        );
         self.open_end.clear();
         self.open_end.resize(nv, NOT_OPEN);
         self.def_stamp.clear();
@@ -335,22 +365,20 @@ impl LiveIntervals {
             self.scan_block(f, live, block)?;
         }
 
-        // Blocks and instructions were scanned last to first, and an instruction's
-        // operands last to first: each vreg's segments (one per block it is live in) and
-        // use sites arrive in strictly decreasing order, so filling its range from the
-        // back sorts it.
-        group_reversed(
-            &self.raw_segments,
-            nv,
-            &mut self.vreg_segments,
-            &mut self.segments,
-        );
-        debug_assert!(self.vreg_segments.iter().all(|&(a, b)| {
-            self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
+        debug_assert!((0..nv).all(|v| {
+            let (a, b) = self.vreg_segments[v];
+            let prev_end = if v == 0 {
+                0
+            } else {
+                self.vreg_segments[v - 1].1
+            };
+            a >= prev_end
+                && b - prev_end == live.livein_count[v] + 1
+                && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
         }));
-        group_reversed(&self.raw_uses, nv, &mut self.vreg_uses, &mut self.uses);
-        debug_assert!(self.vreg_uses.iter().all(|&(a, b)| {
-            self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
+        debug_assert!(self.vreg_uses.iter().enumerate().all(|(v, &(a, b))| {
+            (v == 0 || self.vreg_uses[v - 1].1 == a)
+                && self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
         }));
 
         self.fixed_index.finish();
@@ -425,7 +453,7 @@ impl LiveIntervals {
                 }
                 self.out_stamp[vi] = bstamp;
                 if live.def_block[vi] != block || live.def_inst(v).is_none() {
-                    self.raw_segments.push((vi as u32, Segment { start, end }));
+                    self.put_segment(vi, Segment { start, end });
                 }
             }
         }
@@ -489,35 +517,35 @@ impl LiveIntervals {
                 let seg_start = if fixed { b + 2 } else { first };
                 if self.out_stamp[v.vreg()] == bstamp {
                     if seg_start < end {
-                        self.raw_segments.push((
-                            v.vreg() as u32,
+                        self.put_segment(
+                            v.vreg(),
                             Segment {
                                 start: seg_start,
                                 end,
                             },
-                        ));
+                        );
                     }
                     continue;
                 }
                 let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
                 if open_end != NOT_OPEN {
                     if seg_start < open_end {
-                        self.raw_segments.push((
-                            v.vreg() as u32,
+                        self.put_segment(
+                            v.vreg(),
                             Segment {
                                 start: seg_start,
                                 end: open_end,
                             },
-                        ));
+                        );
                     }
                 } else if !fixed {
-                    self.raw_segments.push((
-                        v.vreg() as u32,
+                    self.put_segment(
+                        v.vreg(),
                         Segment {
                             start: seg_start,
                             end: b + 2,
                         },
-                    ));
+                    );
                 }
             }
             for &op in ops {
@@ -546,8 +574,7 @@ impl LiveIntervals {
             let v = self.open_list[i] as usize;
             let e = std::mem::replace(&mut self.open_end[v], NOT_OPEN);
             if e != NOT_OPEN {
-                self.raw_segments
-                    .push((v as u32, Segment { start, end: e }));
+                self.put_segment(v, Segment { start, end: e });
             }
         }
         Ok(())
@@ -575,7 +602,16 @@ impl LiveIntervals {
             first,
             last,
         };
-        self.raw_uses.push((op.vreg().vreg() as u32, site));
+        let r = &mut self.vreg_uses[op.vreg().vreg()];
+        r.0 -= 1;
+        self.uses[r.0 as usize] = site;
+    }
+
+    /// Writes `v`'s next segment (in decreasing order) just before its previous one.
+    fn put_segment(&mut self, v: usize, s: Segment) {
+        let r = &mut self.vreg_segments[v];
+        r.0 -= 1;
+        self.segments[r.0 as usize] = s;
     }
 }
 
@@ -618,37 +654,6 @@ pub(crate) fn fixed_conflict_from(
 pub(crate) fn reserved_at(reservations: &RegReservations, p: u32) -> bool {
     let i = reservations.partition_point(|r| r.end <= p);
     i < reservations.len() && reservations[i].start <= p
-}
-
-/// `group` for pairs whose items arrive, per vreg, in decreasing order: each range is
-/// filled from its end, so it comes out increasing without a sort.
-fn group_reversed<T: Copy>(
-    raw: &[(u32, T)],
-    nv: usize,
-    ranges: &mut Vec<(u32, u32)>,
-    out: &mut Vec<T>,
-) {
-    ranges.clear();
-    ranges.resize(nv, (0, 0));
-    for &(v, _) in raw {
-        ranges[v as usize].1 += 1;
-    }
-    // Each range becomes (end, end): `start` then moves back as the items are placed.
-    let mut end = 0;
-    for r in ranges.iter_mut() {
-        end += r.1;
-        *r = (end, end);
-    }
-    out.clear();
-    let Some(&(_, first)) = raw.first() else {
-        return;
-    };
-    out.resize(raw.len(), first);
-    for &(v, item) in raw {
-        let r = &mut ranges[v as usize];
-        r.0 -= 1;
-        out[r.0 as usize] = item;
-    }
 }
 
 /// Turns `(vreg, item)` pairs into per-vreg ranges of a flat vector (a counting sort by

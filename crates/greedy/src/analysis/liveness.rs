@@ -23,6 +23,10 @@ pub(crate) struct Liveness {
     pub livein: Lists<VReg>,
     /// Operands over all instructions: the size of `Output::allocs`.
     pub num_operands: usize,
+    /// Per vreg: the operands naming it (fixed non-allocatable ones aside).
+    pub operand_count: Vec<u32>,
+    /// Per vreg: the blocks it is live into.
+    pub livein_count: Vec<u32>,
     def_inst: Vec<Inst>,
     local_stamp: Vec<u32>,
     /// Upward-exposed uses chained per vreg: `exposed_head[v]` is the latest entry of
@@ -76,6 +80,8 @@ impl Liveness {
         self.def_inst.resize(nv, Inst::invalid());
         self.class.clear();
         self.class.resize(nv, None);
+        self.operand_count.clear();
+        self.operand_count.resize(nv, 0);
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
 
@@ -103,6 +109,7 @@ impl Liveness {
                     }
                     let v = op.vreg();
                     self.note_class(v, inst)?;
+                    self.operand_count[v.vreg()] += 1;
                     match op.constraint() {
                         OperandConstraint::FixedReg(p) if p.class() != v.class() => {
                             return Err(RegAllocError::SSA(v, inst));
@@ -230,6 +237,8 @@ impl Liveness {
         self.livein.reset(nb);
         self.block_stamp.clear();
         self.block_stamp.resize(nb, u32::MAX);
+        self.livein_count.clear();
+        self.livein_count.resize(self.exposed_head.len(), 0);
         let entry = f.entry_block();
         // Vregs in increasing order, so every livein list comes out sorted. A block is
         // marked (and its live-in recorded) when first reached, so it is stacked once;
@@ -253,6 +262,7 @@ impl Liveness {
                     self.stack.push(x);
                 }
             }
+            let mut blocks = self.stack.len() as u32;
             while let Some(x) = self.stack.pop() {
                 if x == entry {
                     return Err(RegAllocError::EntryLivein);
@@ -262,9 +272,11 @@ impl Liveness {
                         self.block_stamp[p.index()] = stamp;
                         self.livein[p.index()].push(vreg);
                         self.stack.push(p);
+                        blocks += 1;
                     }
                 }
             }
+            self.livein_count[v] = blocks;
         }
         Ok(())
     }
