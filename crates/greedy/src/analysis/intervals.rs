@@ -226,6 +226,7 @@ fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
 }
 
 /// The vreg an instruction's reuse constraint copies from, if any.
+#[inline]
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
     ops.iter().find_map(|op| match op.constraint() {
         OperandConstraint::Reuse(j) => Some(ops[j].vreg()),
@@ -593,6 +594,7 @@ impl LiveIntervals {
     }
 
     /// Records operand `k` of `inst` as a site of its vreg.
+    #[inline]
     fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
         let (first, last) = operand_points(inst, op, reused);
         let site = UseSite {
@@ -608,6 +610,7 @@ impl LiveIntervals {
     }
 
     /// Writes `v`'s next segment (in decreasing order) just before its previous one.
+    #[inline]
     fn put_segment(&mut self, v: usize, s: Segment) {
         let r = &mut self.vreg_segments[v];
         r.0 -= 1;

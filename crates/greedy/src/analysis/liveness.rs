@@ -51,6 +51,7 @@ impl Liveness {
         i.is_valid().then_some(i)
     }
 
+    #[inline]
     fn note_class(&mut self, v: VReg, inst: Inst) -> Result<(), RegAllocError> {
         let slot = self
             .class
@@ -201,6 +202,7 @@ impl Liveness {
 
     /// Chains an upward-exposed use of `v` in block `b`. Blocks are walked in order, so
     /// a repeat of the same block is the chain's head.
+    #[inline]
     fn note_exposed(&mut self, v: VReg, b: u32) {
         let head = &mut self.exposed_head[v.vreg()];
         if *head != NO_ENTRY && self.exposed[*head as usize].0 == b {
@@ -210,6 +212,7 @@ impl Liveness {
         *head = (self.exposed.len() - 1) as u32;
     }
 
+    #[inline]
     fn check_dominated(
         &self,
         cfg: &Cfg,
