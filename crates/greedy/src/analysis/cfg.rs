@@ -24,8 +24,10 @@ pub(crate) struct Cfg {
     pred_succ_index: Vec<u32>,
     scratch_children: Lists<Block>,
     scratch_stack: Vec<(Block, usize)>,
-    scratch_succ_edges: Vec<(u32, u32)>,
-    scratch_pred_edges: Vec<(u32, u32)>,
+    scratch_from_start: Vec<u32>,
+    scratch_from: Vec<u32>,
+    scratch_pred_mark: Vec<u32>,
+    scratch_from_mark: Vec<u32>,
 }
 
 impl Cfg {
@@ -100,47 +102,67 @@ impl Cfg {
 
     /// Predecessor lists must mirror successor lists; no critical edges; a branch
     /// feeding a merge block carries no operands (its edge moves go before it).
-    /// Membership is checked against the sorted edge lists, not by scanning a successor
-    /// list per predecessor: a switch over thousands of cases would make that quadratic.
+    /// Membership is checked per block against the successor lists turned around (a
+    /// counting sort by target), with stamps, not by scanning a successor list per
+    /// predecessor: a switch over thousands of cases would make that quadratic.
     fn check_edges<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let entry = f.entry_block();
         let npreds = |b: Block| f.block_preds(b).len() + usize::from(b == entry);
-        // (from, to) for every successor edge and every predecessor edge.
-        let (succ_edges, pred_edges) = (&mut self.scratch_succ_edges, &mut self.scratch_pred_edges);
-        succ_edges.clear();
-        pred_edges.clear();
+        // `from[from_start[s]..from_start[s + 1]]`: the blocks listing `s` as a successor.
+        let (from_start, from) = (&mut self.scratch_from_start, &mut self.scratch_from);
+        from_start.clear();
+        from_start.resize(nb + 1, 0);
         for b in 0..nb {
-            let block = Block::new(b);
-            succ_edges.extend(
-                f.block_succs(block)
-                    .iter()
-                    .map(|s| (b as u32, s.index() as u32)),
-            );
-            pred_edges.extend(
-                f.block_preds(block)
-                    .iter()
-                    .map(|p| (p.index() as u32, b as u32)),
-            );
+            for &s in f.block_succs(Block::new(b)) {
+                from_start[s.index() + 1] += 1;
+            }
         }
-        succ_edges.sort_unstable();
-        pred_edges.sort_unstable();
+        for s in 0..nb {
+            from_start[s + 1] += from_start[s];
+        }
+        from.clear();
+        from.resize(from_start[nb] as usize, 0);
+        // `from_start[s]` walks up to `from_start[s + 1]` while filling, then is restored.
         for b in 0..nb {
-            let block = Block::new(b);
-            for &p in f.block_preds(block) {
-                let edge = (p.index() as u32, b as u32);
-                if p.index() >= nb || succ_edges.binary_search(&edge).is_err() {
-                    return Err(RegAllocError::BB(block));
+            for &s in f.block_succs(Block::new(b)) {
+                from[from_start[s.index()] as usize] = b as u32;
+                from_start[s.index()] += 1;
+            }
+        }
+        for s in (1..nb).rev() {
+            from_start[s] = from_start[s - 1];
+        }
+        from_start[0] = 0;
+        // The first block whose predecessor or successor list has an edge missing from
+        // the other side: the one a scan in block order would report.
+        let mut bad = nb;
+        let (pred_mark, from_mark) = (&mut self.scratch_pred_mark, &mut self.scratch_from_mark);
+        pred_mark.clear();
+        pred_mark.resize(nb, u32::MAX);
+        from_mark.clear();
+        from_mark.resize(nb, u32::MAX);
+        for s in 0..nb {
+            let preds = f.block_preds(Block::new(s));
+            let froms = &from[from_start[s] as usize..from_start[s + 1] as usize];
+            for &b in froms {
+                from_mark[b as usize] = s as u32;
+            }
+            for &p in preds {
+                if p.index() >= nb || from_mark[p.index()] != s as u32 {
+                    bad = bad.min(s);
+                } else {
+                    pred_mark[p.index()] = s as u32;
                 }
             }
-            for &s in f.block_succs(block) {
-                if pred_edges
-                    .binary_search(&(b as u32, s.index() as u32))
-                    .is_err()
-                {
-                    return Err(RegAllocError::BB(block));
+            for &b in froms {
+                if pred_mark[b as usize] != s as u32 {
+                    bad = bad.min(b as usize);
                 }
             }
+        }
+        if bad < nb {
+            return Err(RegAllocError::BB(Block::new(bad)));
         }
         for b in 0..nb {
             let block = Block::new(b);

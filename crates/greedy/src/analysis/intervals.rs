@@ -14,7 +14,7 @@
 use super::{cfg::Cfg, liveness::Liveness};
 use regalloc2::{
     Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
-    RegAllocError, VReg,
+    RegAllocError, RegClass, VReg,
 };
 
 pub(crate) type Point = u32;
@@ -226,6 +226,7 @@ fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
 }
 
 /// The vreg an instruction's reuse constraint copies from, if any.
+#[inline]
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
     ops.iter().find_map(|op| match op.constraint() {
         OperandConstraint::Reuse(j) => Some(ops[j].vreg()),
@@ -270,12 +271,14 @@ pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (
 
 #[derive(Default)]
 pub(crate) struct LiveIntervals {
-    /// Per vreg: range into `segments`.
-    pub vreg_segments: Vec<(u32, u32)>,
-    pub segments: Vec<Segment>,
+    /// Per vreg: range into `segments`. Each vreg owns room for one segment per block it
+    /// is live into plus one for its defining block, and its range is the tail of that
+    /// room (the slot before it may be unused).
+    vreg_segments: Vec<(u32, u32)>,
+    segments: Vec<Segment>,
     /// Per vreg: range into `uses` (sorted by instruction, then slot).
-    pub vreg_uses: Vec<(u32, u32)>,
-    pub uses: Vec<UseSite>,
+    vreg_uses: Vec<(u32, u32)>,
+    uses: Vec<UseSite>,
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
     pub fixed: Vec<RegReservations>,
@@ -285,8 +288,6 @@ pub(crate) struct LiveIntervals {
     /// The same reservations across all registers, for "which registers can this
     /// interval never take" in one pass.
     pub fixed_index: FixedIndex,
-    raw_segments: Vec<(u32, Segment)>,
-    raw_uses: Vec<(u32, UseSite)>,
     open_end: Vec<Point>,
     open_list: Vec<u32>,
     def_stamp: Vec<u32>,
@@ -313,8 +314,38 @@ impl LiveIntervals {
         live: &Liveness,
     ) -> Result<(), RegAllocError> {
         let nv = f.num_vregs();
-        self.raw_segments.clear();
-        self.raw_uses.clear();
+        // Blocks and instructions are scanned last to first, and an instruction's
+        // operands last to first: each vreg's segments (one per block it is live in) and
+        // use sites arrive in strictly decreasing order, so each is written just before
+        // the previous one, from the end of the vreg's room, and comes out sorted. The
+        // room is known up front: the live-in blocks and operands liveness counted.
+        self.vreg_segments.clear();
+        let mut end = 0u32;
+        self.vreg_segments
+            .extend(live.livein_count.iter().map(|&n| {
+                end += n + 1;
+                (end, end)
+            }));
+        self.segments.clear();
+        self.segments
+            .resize(end as usize, Segment { start: 0, end: 0 });
+        self.vreg_uses.clear();
+        let mut end = 0u32;
+        self.vreg_uses.extend(live.operand_count.iter().map(|&n| {
+            end += n;
+            (end, end)
+        }));
+        self.uses.clear();
+        self.uses.resize(
+            end as usize,
+            UseSite {
+                inst: Inst::invalid(),
+                slot: 0,
+                operand: Operand::any_use(VReg::new(0, RegClass::Int)),
+                first: 0,
+                last: 0,
+            },
+        );
         self.open_end.clear();
         self.open_end.resize(nv, NOT_OPEN);
         self.def_stamp.clear();
@@ -335,28 +366,21 @@ impl LiveIntervals {
             self.scan_block(f, live, block)?;
         }
 
-        // Blocks were scanned last to first, so each vreg's items arrive roughly in
-        // reverse: reversing its run first leaves the sort little to do.
-        group(
-            &self.raw_segments,
-            nv,
-            &mut self.vreg_segments,
-            &mut self.segments,
-            |run| {
-                run.reverse();
-                run.sort_unstable_by_key(|s| s.start);
-            },
-        );
-        group(
-            &self.raw_uses,
-            nv,
-            &mut self.vreg_uses,
-            &mut self.uses,
-            |run| {
-                run.reverse();
-                run.sort_unstable_by_key(|u| (u.inst.index(), u.slot));
-            },
-        );
+        debug_assert!((0..nv).all(|v| {
+            let (a, b) = self.vreg_segments[v];
+            let prev_end = if v == 0 {
+                0
+            } else {
+                self.vreg_segments[v - 1].1
+            };
+            a >= prev_end
+                && b - prev_end == live.livein_count[v] + 1
+                && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
+        }));
+        debug_assert!(self.vreg_uses.iter().enumerate().all(|(v, &(a, b))| {
+            (v == 0 || self.vreg_uses[v - 1].1 == a)
+                && self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
+        }));
 
         self.fixed_index.finish();
 
@@ -418,18 +442,28 @@ impl LiveIntervals {
                 this.open_end[v] = this.open_end[v].max(until);
             }
         };
+        // A value live out of the block is live to its end whatever the block does with
+        // it: its segment is the whole block unless an instruction here defines it, in
+        // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
+        // them apart.
         for &succ in f.block_succs(block) {
             for &v in &live.livein[succ.index()] {
-                if self.out_stamp[v.vreg()] != bstamp {
-                    self.out_stamp[v.vreg()] = bstamp;
-                    open(self, v.vreg(), end);
+                let vi = v.vreg();
+                if self.out_stamp[vi] == bstamp {
+                    continue;
+                }
+                self.out_stamp[vi] = bstamp;
+                if live.def_block[vi] != block || live.def_inst(v).is_none() {
+                    self.put_segment(vi, Segment { start, end });
                 }
             }
         }
         if f.is_branch(last) {
             for i in 0..f.block_succs(block).len() {
                 for &arg in f.branch_blockparams(block, last, i) {
-                    open(self, arg.vreg(), end);
+                    if self.out_stamp[arg.vreg()] != bstamp {
+                        open(self, arg.vreg(), end);
+                    }
                 }
             }
         }
@@ -453,12 +487,17 @@ impl LiveIntervals {
                 );
             }
             let reused = reused_vreg(ops);
-            for (k, &op) in ops.iter().enumerate() {
+            for (k, &op) in ops.iter().enumerate().rev() {
+                if op.as_fixed_nonallocatable().is_none() {
+                    self.record_site(inst, k, op, reused);
+                }
+            }
+            for &op in ops {
                 if op.kind() != OperandKind::Def || op.as_fixed_nonallocatable().is_some() {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, _) = self.record_site(inst, k, op, reused);
+                let (first, _) = operand_points(inst, op, reused);
                 let fixed = if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.reserve(
                         p,
@@ -477,33 +516,45 @@ impl LiveIntervals {
                 }
                 self.def_stamp[v.vreg()] = inst.index() as u32;
                 let seg_start = if fixed { b + 2 } else { first };
+                if self.out_stamp[v.vreg()] == bstamp {
+                    if seg_start < end {
+                        self.put_segment(
+                            v.vreg(),
+                            Segment {
+                                start: seg_start,
+                                end,
+                            },
+                        );
+                    }
+                    continue;
+                }
                 let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
                 if open_end != NOT_OPEN {
                     if seg_start < open_end {
-                        self.raw_segments.push((
-                            v.vreg() as u32,
+                        self.put_segment(
+                            v.vreg(),
                             Segment {
                                 start: seg_start,
                                 end: open_end,
                             },
-                        ));
+                        );
                     }
                 } else if !fixed {
-                    self.raw_segments.push((
-                        v.vreg() as u32,
+                    self.put_segment(
+                        v.vreg(),
                         Segment {
                             start: seg_start,
                             end: b + 2,
                         },
-                    ));
+                    );
                 }
             }
-            for (k, &op) in ops.iter().enumerate() {
+            for &op in ops {
                 if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
                     continue;
                 }
                 let v = op.vreg();
-                let (first, lastp) = self.record_site(inst, k, op, reused);
+                let (first, lastp) = operand_points(inst, op, reused);
                 if let OperandConstraint::FixedReg(p) = op.constraint() {
                     self.reserve(
                         p,
@@ -514,7 +565,9 @@ impl LiveIntervals {
                         },
                     );
                 }
-                open(self, v.vreg(), lastp + 1);
+                if self.out_stamp[v.vreg()] != bstamp {
+                    open(self, v.vreg(), lastp + 1);
+                }
             }
         }
 
@@ -522,8 +575,7 @@ impl LiveIntervals {
             let v = self.open_list[i] as usize;
             let e = std::mem::replace(&mut self.open_end[v], NOT_OPEN);
             if e != NOT_OPEN {
-                self.raw_segments
-                    .push((v as u32, Segment { start, end: e }));
+                self.put_segment(v, Segment { start, end: e });
             }
         }
         Ok(())
@@ -541,14 +593,9 @@ impl LiveIntervals {
         self.fixed[p.index()].list.push(r);
     }
 
-    /// Records operand `k` of `inst` as a site of its vreg; returns its points.
-    fn record_site(
-        &mut self,
-        inst: Inst,
-        k: usize,
-        op: Operand,
-        reused: Option<VReg>,
-    ) -> (Point, Point) {
+    /// Records operand `k` of `inst` as a site of its vreg.
+    #[inline]
+    fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
         let (first, last) = operand_points(inst, op, reused);
         let site = UseSite {
             inst,
@@ -557,8 +604,17 @@ impl LiveIntervals {
             first,
             last,
         };
-        self.raw_uses.push((op.vreg().vreg() as u32, site));
-        (first, last)
+        let r = &mut self.vreg_uses[op.vreg().vreg()];
+        r.0 -= 1;
+        self.uses[r.0 as usize] = site;
+    }
+
+    /// Writes `v`'s next segment (in decreasing order) just before its previous one.
+    #[inline]
+    fn put_segment(&mut self, v: usize, s: Segment) {
+        let r = &mut self.vreg_segments[v];
+        r.0 -= 1;
+        self.segments[r.0 as usize] = s;
     }
 }
 

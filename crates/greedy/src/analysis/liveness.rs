@@ -10,18 +10,30 @@ use regalloc2::{
     Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg,
 };
 
+/// End of an `exposed` chain.
+const NO_ENTRY: u32 = u32::MAX;
+
 #[derive(Default)]
 pub(crate) struct Liveness {
     /// Defining block of each vreg (`Block::invalid()` if never defined).
     pub def_block: Vec<Block>,
     /// Class of each vreg, learned from its first mention.
     pub class: Vec<Option<RegClass>>,
-    /// Vregs live on entry to each block (block params excluded).
+    /// Vregs live on entry to each block (block params excluded), each block's sorted.
     pub livein: Lists<VReg>,
     /// Operands over all instructions: the size of `Output::allocs`.
     pub num_operands: usize,
+    /// Per vreg: the operands naming it (fixed non-allocatable ones aside).
+    pub operand_count: Vec<u32>,
+    /// Per vreg: the blocks it is live into.
+    pub livein_count: Vec<u32>,
     def_inst: Vec<Inst>,
     local_stamp: Vec<u32>,
+    /// Upward-exposed uses chained per vreg: `exposed_head[v]` is the latest entry of
+    /// `v`, an entry is its block and the index of `v`'s previous entry. Grouping by
+    /// vreg this way is what the livein walk needs (its block stamps hold one vreg at
+    /// a time) without sorting every use.
+    exposed_head: Vec<u32>,
     exposed: Vec<(u32, u32)>,
     block_stamp: Vec<u32>,
     stack: Vec<Block>,
@@ -39,6 +51,7 @@ impl Liveness {
         i.is_valid().then_some(i)
     }
 
+    #[inline]
     fn note_class(&mut self, v: VReg, inst: Inst) -> Result<(), RegAllocError> {
         let slot = self
             .class
@@ -68,6 +81,8 @@ impl Liveness {
         self.def_inst.resize(nv, Inst::invalid());
         self.class.clear();
         self.class.resize(nv, None);
+        self.operand_count.clear();
+        self.operand_count.resize(nv, 0);
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
 
@@ -95,6 +110,7 @@ impl Liveness {
                     }
                     let v = op.vreg();
                     self.note_class(v, inst)?;
+                    self.operand_count[v.vreg()] += 1;
                     match op.constraint() {
                         OperandConstraint::FixedReg(p) if p.class() != v.class() => {
                             return Err(RegAllocError::SSA(v, inst));
@@ -137,6 +153,8 @@ impl Liveness {
         // Branch args are uses at the block end.
         self.local_stamp.clear();
         self.local_stamp.resize(nv, u32::MAX);
+        self.exposed_head.clear();
+        self.exposed_head.resize(nv, NO_ENTRY);
         self.exposed.clear();
         for b in 0..nb {
             let block = Block::new(b);
@@ -152,7 +170,7 @@ impl Liveness {
                         let v = op.vreg();
                         self.check_dominated(cfg, block, stamp, v, inst)?;
                         if self.def_block[v.vreg()] != block {
-                            self.exposed.push((v.vreg() as u32, b as u32));
+                            self.note_exposed(v, b as u32);
                         }
                     }
                 }
@@ -173,7 +191,7 @@ impl Liveness {
                         self.note_class(arg, last)?;
                         self.check_dominated(cfg, block, stamp, arg, last)?;
                         if self.def_block[arg.vreg()] != block {
-                            self.exposed.push((arg.vreg() as u32, b as u32));
+                            self.note_exposed(arg, b as u32);
                         }
                     }
                 }
@@ -182,6 +200,19 @@ impl Liveness {
         Ok(())
     }
 
+    /// Chains an upward-exposed use of `v` in block `b`. Blocks are walked in order, so
+    /// a repeat of the same block is the chain's head.
+    #[inline]
+    fn note_exposed(&mut self, v: VReg, b: u32) {
+        let head = &mut self.exposed_head[v.vreg()];
+        if *head != NO_ENTRY && self.exposed[*head as usize].0 == b {
+            return;
+        }
+        self.exposed.push((b, *head));
+        *head = (self.exposed.len() - 1) as u32;
+    }
+
+    #[inline]
     fn check_dominated(
         &self,
         cfg: &Cfg,
@@ -207,35 +238,48 @@ impl Liveness {
     fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         self.livein.reset(nb);
-
-        // `exposed` was filled by `validate_ssa`.
-        self.exposed.sort_unstable();
-        self.exposed.dedup();
-
         self.block_stamp.clear();
         self.block_stamp.resize(nb, u32::MAX);
+        self.livein_count.clear();
+        self.livein_count.resize(self.exposed_head.len(), 0);
         let entry = f.entry_block();
-        for idx in 0..self.exposed.len() {
-            let (v, b) = self.exposed[idx];
-            let vreg = VReg::new(v as usize, self.class[v as usize].unwrap_or(RegClass::Int));
-            let def = self.def_block[v as usize];
+        // Vregs in increasing order, so every livein list comes out sorted. A block is
+        // marked (and its live-in recorded) when first reached, so it is stacked once;
+        // the blocks reached do not depend on the order they are tried.
+        for v in 0..self.exposed_head.len() {
+            let mut e = self.exposed_head[v];
+            if e == NO_ENTRY {
+                continue;
+            }
+            let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
+            let def = self.def_block[v];
+            let stamp = v as u32;
             self.stack.clear();
-            self.stack.push(Block::new(b as usize));
-            while let Some(x) = self.stack.pop() {
-                if self.block_stamp[x.index()] == v {
-                    continue;
+            while e != NO_ENTRY {
+                let (b, prev) = self.exposed[e as usize];
+                e = prev;
+                let x = Block::new(b as usize);
+                if self.block_stamp[x.index()] != stamp {
+                    self.block_stamp[x.index()] = stamp;
+                    self.livein[x.index()].push(vreg);
+                    self.stack.push(x);
                 }
-                self.block_stamp[x.index()] = v;
+            }
+            let mut blocks = self.stack.len() as u32;
+            while let Some(x) = self.stack.pop() {
                 if x == entry {
                     return Err(RegAllocError::EntryLivein);
                 }
-                self.livein[x.index()].push(vreg);
                 for &p in f.block_preds(x) {
-                    if p != def && self.block_stamp[p.index()] != v {
+                    if p != def && self.block_stamp[p.index()] != stamp {
+                        self.block_stamp[p.index()] = stamp;
+                        self.livein[p.index()].push(vreg);
                         self.stack.push(p);
+                        blocks += 1;
                     }
                 }
             }
+            self.livein_count[v] = blocks;
         }
         Ok(())
     }
