@@ -27,7 +27,6 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
-use crate::lists::Lists;
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, ProgPoint,
 };
@@ -62,19 +61,26 @@ fn loc(a: Allocation) -> u32 {
     }
 }
 
-/// The facts of the block being replayed, by location: a dense table stamped with the
-/// block's generation (so starting a block costs nothing), plus the locations written
-/// in this generation for iteration. A hash map here cost a hash per operand and move.
+/// The facts of the block being replayed, by location: those it started with (`entry`,
+/// sorted by location, never copied into the table), overridden by the writes of the
+/// block so far (a dense table stamped with the block's generation, so starting a block
+/// costs nothing, and the locations written in this generation). A hash map here cost a
+/// hash per operand and move; inserting every entry fact into the table cost more than
+/// the block's own writes, which are fewer, and the lookups that reach `entry` (a move's
+/// source and destination) fewer still.
 #[derive(Default)]
 struct Holds {
+    entry: Vec<(u32, u32)>,
     table: Vec<(u32, Option<Fact>)>,
-    touched: Vec<u32>,
+    written: Vec<u32>,
     generation: u32,
 }
 
 impl Holds {
-    fn clear(&mut self) {
-        self.touched.clear();
+    /// Starts a block from `entry`'s facts (the previous block's are given back in it).
+    fn start(&mut self, entry: &mut Vec<(u32, u32)>) {
+        std::mem::swap(&mut self.entry, entry);
+        self.written.clear();
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.table.fill((0, None));
@@ -85,34 +91,98 @@ impl Holds {
     fn get(&self, l: u32) -> Option<Fact> {
         match self.table.get(l as usize) {
             Some(&(g, fact)) if g == self.generation => fact,
-            _ => None,
+            _ => self
+                .entry
+                .binary_search_by_key(&l, |&(el, _)| el)
+                .ok()
+                .map(|i| Fact {
+                    vreg: self.entry[i].1,
+                    inherited: true,
+                }),
         }
     }
 
-    fn insert(&mut self, l: u32, fact: Fact) {
+    #[inline]
+    fn set(&mut self, l: u32, fact: Option<Fact>) {
         let l = l as usize;
         if l >= self.table.len() {
             self.table.resize(l + 1, (0, None));
         }
         if self.table[l].0 != self.generation {
-            self.touched.push(l as u32);
+            self.written.push(l as u32);
         }
-        self.table[l] = (self.generation, Some(fact));
+        self.table[l] = (self.generation, fact);
     }
 
+    fn insert(&mut self, l: u32, fact: Fact) {
+        self.set(l, Some(fact));
+    }
+
+    /// Also hides an entry fact at `l`, hence a write even where the block wrote nothing.
     fn remove(&mut self, l: u32) {
-        if let Some(e) = self.table.get_mut(l as usize)
-            && e.0 == self.generation
-        {
-            e.1 = None;
-        }
+        self.set(l, None);
     }
 
-    /// The current facts, in no particular order.
-    fn iter(&self) -> impl Iterator<Item = (u32, Fact)> + '_ {
-        self.touched
-            .iter()
-            .filter_map(|&l| self.get(l).map(|fact| (l, fact)))
+    /// The current facts as (location, vreg), sorted by location, into `state`: the
+    /// entry facts merged with the written locations (sorted here; each is written
+    /// once per generation, so they are distinct).
+    fn facts_into(&mut self, state: &mut Vec<(u32, u32)>) {
+        state.clear();
+        self.written.sort_unstable();
+        let held = |l: u32| {
+            let (_, fact) = self.table[l as usize];
+            fact.map(|f| (l, f.vreg))
+        };
+        let (entry, written) = (&self.entry, &self.written);
+        let (mut i, mut j) = (0, 0);
+        while i < entry.len() && j < written.len() {
+            let (el, w) = (entry[i].0, written[j]);
+            if el < w {
+                state.push(entry[i]);
+                i += 1;
+            } else {
+                state.extend(held(w));
+                j += 1;
+                i += usize::from(el == w);
+            }
+        }
+        state.extend_from_slice(&entry[i..]);
+        state.extend(written[j..].iter().filter_map(|&w| held(w)));
+    }
+}
+
+/// One list of facts per block, all in one vector: a block's list is rewritten in place
+/// when the new one fits, else appended (later passes rewrite few lists).
+#[derive(Default)]
+struct States {
+    facts: Vec<(u32, u32)>,
+    /// Per block: (start, length) in `facts`.
+    range: Vec<(u32, u32)>,
+}
+
+impl States {
+    fn reset(&mut self, nb: usize) {
+        self.facts.clear();
+        self.range.clear();
+        self.range.resize(nb, (0, 0));
+    }
+
+    fn get(&self, b: usize) -> &[(u32, u32)] {
+        let (s, n) = self.range[b];
+        &self.facts[s as usize..(s + n) as usize]
+    }
+
+    fn set(&mut self, b: usize, state: &[(u32, u32)]) {
+        let (s, n) = self.range[b];
+        let s = if state.len() <= n as usize {
+            self.facts[s as usize..s as usize + state.len()].copy_from_slice(state);
+            s
+        } else {
+            let s = self.facts.len() as u32;
+            self.facts.extend_from_slice(state);
+            s
+        };
+        self.range[b] = (s, state.len() as u32);
     }
 }
 
@@ -123,10 +193,10 @@ pub(crate) struct RedundantMoves {
     order: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
-    end_state: Lists<(u32, u32)>,
+    end_state: States,
     /// Per block: the facts it started with when last replayed. A later pass replays it
     /// again only if they changed: its end state and its drops would not.
-    entry_state: Lists<(u32, u32)>,
+    entry_state: States,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
     /// Per block: whether what it starts from may have changed since it was last looked
@@ -219,47 +289,44 @@ impl RedundantMoves {
         }
         for k in 0..self.order.len() {
             let b = self.order[k];
-            self.holds.clear();
+            self.meet.clear();
             if cross_block {
                 if !first && !self.dirty[b.index()] {
                     continue;
                 }
                 self.dirty[b.index()] = false;
                 self.entry_facts(f, an, b);
-                if !first && self.meet == self.entry_state[b.index()] {
+                if !first && self.meet[..] == *self.entry_state.get(b.index()) {
                     continue;
                 }
-                self.entry_state[b.index()].clone_from(&self.meet);
-                for &(l, vreg) in &self.meet {
-                    self.holds.insert(
-                        l,
-                        Fact {
-                            vreg,
-                            inherited: true,
-                        },
-                    );
-                }
+                self.entry_state.set(b.index(), &self.meet);
             }
+            self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
             // This block's edits: those at points of its instructions (edits are sorted).
             let lo = edits.partition_point(|(p, _)| p.inst() < insns.first());
             let hi = edits.partition_point(|(p, _)| p.inst() <= insns.last());
-            self.keep[lo..hi].fill(true);
+            let edits = &edits[..hi];
+            if !first {
+                self.keep[lo..hi].fill(true);
+            }
             let mut removed = Removed::default();
             let mut e = lo;
             for inst in insns.iter() {
-                self.replay_edits(&edits[..hi], &mut e, ProgPoint::before(inst), &mut removed);
+                if e < hi && edits[e].0 == ProgPoint::before(inst) {
+                    self.replay_edits(edits, &mut e, ProgPoint::before(inst), &mut removed);
+                }
                 self.replay_inst(f, out, inst);
-                self.replay_edits(&edits[..hi], &mut e, ProgPoint::after(inst), &mut removed);
+                if e < hi && edits[e].0 == ProgPoint::after(inst) {
+                    self.replay_edits(edits, &mut e, ProgPoint::after(inst), &mut removed);
+                }
             }
             self.block_removed[b.index()] = removed;
             if cross_block {
                 let state = &mut self.scratch_state;
-                state.clear();
-                state.extend(self.holds.iter().map(|(l, fact)| (l, fact.vreg)));
-                state.sort_unstable();
-                if *state != self.end_state[b.index()] {
-                    std::mem::swap(state, &mut self.end_state[b.index()]);
+                self.holds.facts_into(state);
+                if state[..] != *self.end_state.get(b.index()) {
+                    self.end_state.set(b.index(), state);
                     for s in f.block_succs(b) {
                         self.dirty[s.index()] = true;
                     }
@@ -318,7 +385,7 @@ impl RedundantMoves {
             if only_earlier && an.cfg.rpo_index[p.index()] >= rb {
                 continue;
             }
-            let state = &self.end_state[p.index()];
+            let state = self.end_state.get(p.index());
             if first {
                 let (carry, epoch) = (&self.carry, self.epoch);
                 self.meet.extend(
