@@ -28,7 +28,8 @@
 
 use crate::analysis::Analyses;
 use regalloc2::{
-    Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, ProgPoint,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
+    ProgPoint, VReg,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -51,6 +52,7 @@ const MAX_PASSES: usize = 4;
 
 /// A location as a dense index: registers by `PReg` index, then the empty allocation,
 /// then stack slots by slot index (both bounded by the function's own numbering).
+#[inline]
 fn loc(a: Allocation) -> u32 {
     match a.kind() {
         AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index() as u32),
@@ -114,11 +116,13 @@ impl Holds {
         self.table[l] = (self.generation, fact);
     }
 
+    #[inline]
     fn insert(&mut self, l: u32, fact: Fact) {
         self.set(l, Some(fact));
     }
 
     /// Also hides an entry fact at `l`, hence a write even where the block wrote nothing.
+    #[inline]
     fn remove(&mut self, l: u32) {
         self.set(l, None);
     }
@@ -167,6 +171,7 @@ impl States {
         self.range.resize(nb, (0, 0));
     }
 
+    #[inline]
     fn get(&self, b: usize) -> &[(u32, u32)] {
         let (s, n) = self.range[b];
         &self.facts[s as usize..(s + n) as usize]
@@ -202,6 +207,9 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether what it starts from may have changed since it was last looked
     /// at (a predecessor's end state or its own assumption changed).
     dirty: Vec<bool>,
+    /// Per block: whether a predecessor's end state changed since `refine_assumptions`
+    /// last met them (if not, a loop header's assumption cannot shrink).
+    preds_changed: Vec<bool>,
     scratch_state: Vec<(u32, u32)>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
     assumed: Vec<Option<Vec<(u32, u32)>>>,
@@ -209,7 +217,6 @@ pub(crate) struct RedundantMoves {
     carry: Vec<u32>,
     epoch: u32,
     meet: Vec<(u32, u32)>,
-    meet_tmp: Vec<(u32, u32)>,
 }
 
 impl RedundantMoves {
@@ -235,6 +242,8 @@ impl RedundantMoves {
             self.entry_state.reset(nb);
             self.dirty.clear();
             self.dirty.resize(nb, true);
+            self.preds_changed.clear();
+            self.preds_changed.resize(nb, true);
             self.assumed.clear();
             self.assumed.resize(nb, None);
             self.carry.resize(f.num_vregs(), 0);
@@ -329,6 +338,7 @@ impl RedundantMoves {
                     self.end_state.set(b.index(), state);
                     for s in f.block_succs(b) {
                         self.dirty[s.index()] = true;
+                        self.preds_changed[s.index()] = true;
                     }
                 }
             }
@@ -388,14 +398,11 @@ impl RedundantMoves {
             let state = self.end_state.get(p.index());
             if first {
                 let (carry, epoch) = (&self.carry, self.epoch);
-                self.meet.extend(
-                    state
-                        .iter()
-                        .filter(|&&(_, v)| carry.get(v as usize) == Some(&epoch)),
-                );
+                self.meet
+                    .extend(state.iter().filter(|&&(_, v)| carry[v as usize] == epoch));
                 first = false;
             } else {
-                intersect(&mut self.meet, state, &mut self.meet_tmp);
+                intersect(&mut self.meet, state);
             }
         }
     }
@@ -409,10 +416,10 @@ impl RedundantMoves {
             let Some(mut assumed) = self.assumed[b].take() else {
                 continue;
             };
-            if !assumed.is_empty() {
+            if !assumed.is_empty() && std::mem::take(&mut self.preds_changed[b]) {
                 self.meet_preds(f, an, Block::new(b), false);
                 let before = assumed.len();
-                intersect(&mut assumed, &self.meet, &mut self.meet_tmp);
+                intersect(&mut assumed, &self.meet);
                 if assumed.len() < before {
                     shrank = true;
                     self.dirty[b] = true;
@@ -489,7 +496,7 @@ impl RedundantMoves {
         let ops = f.inst_operands(inst);
         let allocs = out.inst_allocs(inst);
         for (op, &alloc) in ops.iter().zip(allocs) {
-            if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
+            if op.kind() == OperandKind::Use && !nonallocatable(*op) {
                 self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
             }
         }
@@ -497,7 +504,7 @@ impl RedundantMoves {
             if op.kind() != OperandKind::Def {
                 continue;
             }
-            if op.as_fixed_nonallocatable().is_some() {
+            if nonallocatable(*op) {
                 self.holds.remove(loc(alloc));
                 continue;
             }
@@ -515,6 +522,13 @@ impl RedundantMoves {
     }
 }
 
+/// `op.as_fixed_nonallocatable().is_some()`, without decoding the constraint of the
+/// common operand (only a fixed non-allocatable operand names `VReg::MAX`).
+#[inline]
+fn nonallocatable(op: Operand) -> bool {
+    op.vreg().vreg() == VReg::MAX && op.as_fixed_nonallocatable().is_some()
+}
+
 fn fresh(vreg: usize) -> Fact {
     Fact {
         vreg: vreg as u32,
@@ -523,16 +537,18 @@ fn fresh(vreg: usize) -> Fact {
 }
 
 /// `meet ∩= other` (both sorted by location, one fact per location).
-fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)], tmp: &mut Vec<(u32, u32)>) {
-    tmp.clear();
+fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
+    let mut kept = 0;
     let mut j = 0;
-    for &x in meet.iter() {
+    for i in 0..meet.len() {
+        let x = meet[i];
         while j < other.len() && other[j].0 < x.0 {
             j += 1;
         }
         if j < other.len() && other[j] == x {
-            tmp.push(x);
+            meet[kept] = x;
+            kept += 1;
         }
     }
-    std::mem::swap(meet, tmp);
+    meet.truncate(kept);
 }
