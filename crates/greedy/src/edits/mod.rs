@@ -81,7 +81,9 @@ pub(crate) struct EditsCtx {
     /// first need (`uniform`); the location is then in `uniform_loc`.
     uniform: Vec<u8>,
     uniform_loc: Vec<Allocation>,
-    scratch_locs: Vec<Allocation>,
+    /// Per block (by `scratch_offsets`): each live-in whose home pieces do not all share
+    /// one location, with where it is at the block's start, in live-in order.
+    scratch_locs: Vec<(VReg, Allocation)>,
     scratch_offsets: Vec<u32>,
 }
 
@@ -430,21 +432,29 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(succ).first());
             for &v in &self.an.live.livein[s] {
-                if let Some(to) = self.uniform(v) {
-                    tos.push(to);
+                if self.uniform(v).is_some() {
                     continue;
                 }
-                tos.push(self.loc_forward(v, start).ok_or_else(|| {
+                let to = self.loc_forward(v, start).ok_or_else(|| {
                     broken(format_args!(
                         "live-in {v} has no location at the start of {succ:?}"
                     ))
-                })?);
+                })?;
+                tos.push((v, to));
             }
         }
+        tos_at.push(tos.len() as u32);
         self.reset_cursors();
         for p in 0..nb {
             let pred = Block::new(p);
             let last = f.block_insns(pred).last();
+            // Only a value the branch defines can need a move while its home pieces
+            // share one location; without such defs the edge's moves are those of the
+            // values listed in `tos`.
+            let last_defines = f
+                .inst_operands(last)
+                .iter()
+                .any(|op| op.kind() == OperandKind::Def);
             for (succ_idx, &succ) in f.block_succs(pred).iter().enumerate() {
                 let s = succ.index();
                 let preds = f.block_preds(succ);
@@ -457,23 +467,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 } else {
                     (ProgPoint::before(last), MovePrio::OutEdge)
                 };
-                let at = tos_at[s] as usize;
-                for (k, &v) in self.an.live.livein[s].iter().enumerate() {
-                    // Decided by the walk over successors above.
-                    debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
-                    if self.ctx.uniform[v.vreg()] == UNIFORM_YES
-                        && self.an.live.def_inst(v) != Some(last)
-                    {
-                        continue;
+                let mut at = tos_at[s] as usize;
+                if last_defines {
+                    for &v in self.an.live.livein[s].iter() {
+                        // Decided by the walk over successors above.
+                        debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
+                        let to = if self.ctx.uniform[v.vreg()] == UNIFORM_YES {
+                            if self.an.live.def_inst(v) != Some(last) {
+                                continue;
+                            }
+                            self.ctx.uniform_loc[v.vreg()]
+                        } else {
+                            at += 1;
+                            tos[at - 1].1
+                        };
+                        self.edge_move(out, pred, v, to, point, prio)?;
                     }
-                    let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
-                        broken(format_args!(
-                            "live-in {v} has no location at the end of {pred:?}"
-                        ))
-                    })?;
-                    let to = tos[at + k];
-                    if !self.slot_holds(v, to) {
-                        self.push_move(point, prio, v.class(), from, to);
+                } else {
+                    for &(v, to) in &tos[at..tos_at[s + 1] as usize] {
+                        self.edge_move(out, pred, v, to, point, prio)?;
                     }
                 }
                 let params = f.block_params(succ);
@@ -497,6 +509,29 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         self.ctx.scratch_locs = tos;
         self.ctx.scratch_offsets = tos_at;
+        Ok(())
+    }
+
+    /// The move of live-in `v` into `to` on the edge leaving `pred`, unless `to` is the
+    /// slot that holds `v` since its def.
+    #[inline]
+    fn edge_move(
+        &mut self,
+        out: &Output,
+        pred: Block,
+        v: VReg,
+        to: Allocation,
+        point: ProgPoint,
+        prio: MovePrio,
+    ) -> Result<(), RegAllocError> {
+        let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
+            broken(format_args!(
+                "live-in {v} has no location at the end of {pred:?}"
+            ))
+        })?;
+        if !self.slot_holds(v, to) {
+            self.push_move(point, prio, v.class(), from, to);
+        }
         Ok(())
     }
 
