@@ -686,14 +686,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
             }
             let point = ProgPoint::from_index((key >> 8) as u32);
-            let points = self.points_around(point);
             let mut scratch = Scratch {
                 func: self.func,
                 an: self.an,
                 a: &mut *self.a,
                 env: self.env,
                 stack_regs: &self.ctx.stack_regs,
-                points,
+                point,
                 failed: false,
             };
             resolved.clear();
@@ -723,27 +722,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 (false, true) => self.stats.spill_stores += 1,
                 (true, false) => self.stats.reloads += 1,
                 _ => self.stats.moves_inserted += 1,
-            }
-        }
-    }
-
-    /// The program points whose occupants must survive a move group at `point`: the
-    /// ones just before and after it, within the same block.
-    fn points_around(&self, point: ProgPoint) -> [Option<u32>; 2] {
-        let idx = point.to_index();
-        let cfg = &self.an.cfg;
-        let same_block = |a: u32, b: u32| {
-            (b as usize) < 2 * self.func.num_insts()
-                && cfg.block_of(point_inst(a)) == cfg.block_of(point_inst(b))
-        };
-        match point.pos() {
-            regalloc2::InstPosition::Before => {
-                let prev = (idx > 0 && same_block(idx - 1, idx)).then(|| idx - 1);
-                [prev, Some(idx)]
-            }
-            regalloc2::InstPosition::After => {
-                let next = same_block(idx, idx + 1).then_some(idx + 1);
-                [Some(idx), next]
             }
         }
     }
@@ -809,13 +787,40 @@ fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
     a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
 }
 
+/// The program points whose occupants must survive a move group at `point`: the ones
+/// just before and after it, within the same block.
+fn points_around<F: Function + ?Sized>(
+    func: &F,
+    an: &Analyses,
+    point: ProgPoint,
+) -> [Option<u32>; 2] {
+    let idx = point.to_index();
+    let cfg = &an.cfg;
+    let same_block = |a: u32, b: u32| {
+        (b as usize) < 2 * func.num_insts()
+            && cfg.block_of(point_inst(a)) == cfg.block_of(point_inst(b))
+    };
+    match point.pos() {
+        regalloc2::InstPosition::Before => {
+            let prev = (idx > 0 && same_block(idx - 1, idx)).then(|| idx - 1);
+            [prev, Some(idx)]
+        }
+        regalloc2::InstPosition::After => {
+            let next = same_block(idx, idx + 1).then_some(idx + 1);
+            [Some(idx), next]
+        }
+    }
+}
+
 struct Scratch<'a, F: Function + ?Sized> {
     func: &'a F,
     an: &'a Analyses,
     a: &'a mut Assignment,
     env: &'a MachineEnv,
     stack_regs: &'a PRegSet,
-    points: [Option<u32>; 2],
+    /// Where the move group is; the points around it are found only if a temporary
+    /// register is asked for (most groups need none).
+    point: ProgPoint,
     failed: bool,
 }
 
@@ -824,7 +829,8 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
         if let Some(r) = self.env.scratch_by_class[class as usize] {
             return Some(r);
         }
-        let (a, an, points) = (&mut *self.a, self.an, self.points);
+        let points = points_around(self.func, self.an, self.point);
+        let (a, an) = (&mut *self.a, self.an);
         for k in 0..a.order[class as usize].len() {
             let r = a.order[class as usize][k];
             if !busy.contains(&Allocation::reg(r))
