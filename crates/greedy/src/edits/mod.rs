@@ -81,7 +81,9 @@ pub(crate) struct EditsCtx {
     /// first need (`uniform`); the location is then in `uniform_loc`.
     uniform: Vec<u8>,
     uniform_loc: Vec<Allocation>,
-    scratch_locs: Vec<Allocation>,
+    /// Per block (by `scratch_offsets`): each live-in whose home pieces do not all share
+    /// one location, with where it is at the block's start, in live-in order.
+    scratch_locs: Vec<(VReg, Allocation)>,
     scratch_offsets: Vec<u32>,
 }
 
@@ -430,21 +432,29 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(succ).first());
             for &v in &self.an.live.livein[s] {
-                if let Some(to) = self.uniform(v) {
-                    tos.push(to);
+                if self.uniform(v).is_some() {
                     continue;
                 }
-                tos.push(self.loc_forward(v, start).ok_or_else(|| {
+                let to = self.loc_forward(v, start).ok_or_else(|| {
                     broken(format_args!(
                         "live-in {v} has no location at the start of {succ:?}"
                     ))
-                })?);
+                })?;
+                tos.push((v, to));
             }
         }
+        tos_at.push(tos.len() as u32);
         self.reset_cursors();
         for p in 0..nb {
             let pred = Block::new(p);
             let last = f.block_insns(pred).last();
+            // Only a value the branch defines can need a move while its home pieces
+            // share one location; without such defs the edge's moves are those of the
+            // values listed in `tos`.
+            let last_defines = f
+                .inst_operands(last)
+                .iter()
+                .any(|op| op.kind() == OperandKind::Def);
             for (succ_idx, &succ) in f.block_succs(pred).iter().enumerate() {
                 let s = succ.index();
                 let preds = f.block_preds(succ);
@@ -457,23 +467,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 } else {
                     (ProgPoint::before(last), MovePrio::OutEdge)
                 };
-                let at = tos_at[s] as usize;
-                for (k, &v) in self.an.live.livein[s].iter().enumerate() {
-                    // Decided by the walk over successors above.
-                    debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
-                    if self.ctx.uniform[v.vreg()] == UNIFORM_YES
-                        && self.an.live.def_inst(v) != Some(last)
-                    {
-                        continue;
+                let mut at = tos_at[s] as usize;
+                if last_defines {
+                    for &v in self.an.live.livein[s].iter() {
+                        // Decided by the walk over successors above.
+                        debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
+                        let to = if self.ctx.uniform[v.vreg()] == UNIFORM_YES {
+                            if self.an.live.def_inst(v) != Some(last) {
+                                continue;
+                            }
+                            self.ctx.uniform_loc[v.vreg()]
+                        } else {
+                            at += 1;
+                            tos[at - 1].1
+                        };
+                        self.edge_move(out, pred, v, to, point, prio)?;
                     }
-                    let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
-                        broken(format_args!(
-                            "live-in {v} has no location at the end of {pred:?}"
-                        ))
-                    })?;
-                    let to = tos[at + k];
-                    if !self.slot_holds(v, to) {
-                        self.push_move(point, prio, v.class(), from, to);
+                } else {
+                    for &(v, to) in &tos[at..tos_at[s + 1] as usize] {
+                        self.edge_move(out, pred, v, to, point, prio)?;
                     }
                 }
                 let params = f.block_params(succ);
@@ -497,6 +509,29 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         self.ctx.scratch_locs = tos;
         self.ctx.scratch_offsets = tos_at;
+        Ok(())
+    }
+
+    /// The move of live-in `v` into `to` on the edge leaving `pred`, unless `to` is the
+    /// slot that holds `v` since its def.
+    #[inline]
+    fn edge_move(
+        &mut self,
+        out: &Output,
+        pred: Block,
+        v: VReg,
+        to: Allocation,
+        point: ProgPoint,
+        prio: MovePrio,
+    ) -> Result<(), RegAllocError> {
+        let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
+            broken(format_args!(
+                "live-in {v} has no location at the end of {pred:?}"
+            ))
+        })?;
+        if !self.slot_holds(v, to) {
+            self.push_move(point, prio, v.class(), from, to);
+        }
         Ok(())
     }
 
@@ -651,14 +686,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
             }
             let point = ProgPoint::from_index((key >> 8) as u32);
-            let points = self.points_around(point);
             let mut scratch = Scratch {
                 func: self.func,
                 an: self.an,
                 a: &mut *self.a,
                 env: self.env,
                 stack_regs: &self.ctx.stack_regs,
-                points,
+                point,
                 failed: false,
             };
             resolved.clear();
@@ -688,27 +722,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 (false, true) => self.stats.spill_stores += 1,
                 (true, false) => self.stats.reloads += 1,
                 _ => self.stats.moves_inserted += 1,
-            }
-        }
-    }
-
-    /// The program points whose occupants must survive a move group at `point`: the
-    /// ones just before and after it, within the same block.
-    fn points_around(&self, point: ProgPoint) -> [Option<u32>; 2] {
-        let idx = point.to_index();
-        let cfg = &self.an.cfg;
-        let same_block = |a: u32, b: u32| {
-            (b as usize) < 2 * self.func.num_insts()
-                && cfg.block_of(point_inst(a)) == cfg.block_of(point_inst(b))
-        };
-        match point.pos() {
-            regalloc2::InstPosition::Before => {
-                let prev = (idx > 0 && same_block(idx - 1, idx)).then(|| idx - 1);
-                [prev, Some(idx)]
-            }
-            regalloc2::InstPosition::After => {
-                let next = same_block(idx, idx + 1).then_some(idx + 1);
-                [Some(idx), next]
             }
         }
     }
@@ -774,13 +787,40 @@ fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
     a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
 }
 
+/// The program points whose occupants must survive a move group at `point`: the ones
+/// just before and after it, within the same block.
+fn points_around<F: Function + ?Sized>(
+    func: &F,
+    an: &Analyses,
+    point: ProgPoint,
+) -> [Option<u32>; 2] {
+    let idx = point.to_index();
+    let cfg = &an.cfg;
+    let same_block = |a: u32, b: u32| {
+        (b as usize) < 2 * func.num_insts()
+            && cfg.block_of(point_inst(a)) == cfg.block_of(point_inst(b))
+    };
+    match point.pos() {
+        regalloc2::InstPosition::Before => {
+            let prev = (idx > 0 && same_block(idx - 1, idx)).then(|| idx - 1);
+            [prev, Some(idx)]
+        }
+        regalloc2::InstPosition::After => {
+            let next = same_block(idx, idx + 1).then_some(idx + 1);
+            [Some(idx), next]
+        }
+    }
+}
+
 struct Scratch<'a, F: Function + ?Sized> {
     func: &'a F,
     an: &'a Analyses,
     a: &'a mut Assignment,
     env: &'a MachineEnv,
     stack_regs: &'a PRegSet,
-    points: [Option<u32>; 2],
+    /// Where the move group is; the points around it are found only if a temporary
+    /// register is asked for (most groups need none).
+    point: ProgPoint,
     failed: bool,
 }
 
@@ -789,7 +829,8 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
         if let Some(r) = self.env.scratch_by_class[class as usize] {
             return Some(r);
         }
-        let (a, an, points) = (&mut *self.a, self.an, self.points);
+        let points = points_around(self.func, self.an, self.point);
+        let (a, an) = (&mut *self.a, self.an);
         for k in 0..a.order[class as usize].len() {
             let r = a.order[class as usize][k];
             if !busy.contains(&Allocation::reg(r))

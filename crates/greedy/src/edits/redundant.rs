@@ -27,9 +27,9 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
-use crate::lists::Lists;
 use regalloc2::{
-    Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, ProgPoint,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
+    ProgPoint, VReg,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -52,6 +52,7 @@ const MAX_PASSES: usize = 4;
 
 /// A location as a dense index: registers by `PReg` index, then the empty allocation,
 /// then stack slots by slot index (both bounded by the function's own numbering).
+#[inline]
 fn loc(a: Allocation) -> u32 {
     match a.kind() {
         AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index() as u32),
@@ -62,19 +63,26 @@ fn loc(a: Allocation) -> u32 {
     }
 }
 
-/// The facts of the block being replayed, by location: a dense table stamped with the
-/// block's generation (so starting a block costs nothing), plus the locations written
-/// in this generation for iteration. A hash map here cost a hash per operand and move.
+/// The facts of the block being replayed, by location: those it started with (`entry`,
+/// sorted by location, never copied into the table), overridden by the writes of the
+/// block so far (a dense table stamped with the block's generation, so starting a block
+/// costs nothing, and the locations written in this generation). A hash map here cost a
+/// hash per operand and move; inserting every entry fact into the table cost more than
+/// the block's own writes, which are fewer, and the lookups that reach `entry` (a move's
+/// source and destination) fewer still.
 #[derive(Default)]
 struct Holds {
+    entry: Vec<(u32, u32)>,
     table: Vec<(u32, Option<Fact>)>,
-    touched: Vec<u32>,
+    written: Vec<u32>,
     generation: u32,
 }
 
 impl Holds {
-    fn clear(&mut self) {
-        self.touched.clear();
+    /// Starts a block from `entry`'s facts (the previous block's are given back in it).
+    fn start(&mut self, entry: &mut Vec<(u32, u32)>) {
+        std::mem::swap(&mut self.entry, entry);
+        self.written.clear();
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.table.fill((0, None));
@@ -85,34 +93,101 @@ impl Holds {
     fn get(&self, l: u32) -> Option<Fact> {
         match self.table.get(l as usize) {
             Some(&(g, fact)) if g == self.generation => fact,
-            _ => None,
+            _ => self
+                .entry
+                .binary_search_by_key(&l, |&(el, _)| el)
+                .ok()
+                .map(|i| Fact {
+                    vreg: self.entry[i].1,
+                    inherited: true,
+                }),
         }
     }
 
-    fn insert(&mut self, l: u32, fact: Fact) {
+    #[inline]
+    fn set(&mut self, l: u32, fact: Option<Fact>) {
         let l = l as usize;
         if l >= self.table.len() {
             self.table.resize(l + 1, (0, None));
         }
         if self.table[l].0 != self.generation {
-            self.touched.push(l as u32);
+            self.written.push(l as u32);
         }
-        self.table[l] = (self.generation, Some(fact));
+        self.table[l] = (self.generation, fact);
     }
 
+    #[inline]
+    fn insert(&mut self, l: u32, fact: Fact) {
+        self.set(l, Some(fact));
+    }
+
+    /// Also hides an entry fact at `l`, hence a write even where the block wrote nothing.
+    #[inline]
     fn remove(&mut self, l: u32) {
-        if let Some(e) = self.table.get_mut(l as usize)
-            && e.0 == self.generation
-        {
-            e.1 = None;
-        }
+        self.set(l, None);
     }
 
-    /// The current facts, in no particular order.
-    fn iter(&self) -> impl Iterator<Item = (u32, Fact)> + '_ {
-        self.touched
-            .iter()
-            .filter_map(|&l| self.get(l).map(|fact| (l, fact)))
+    /// The current facts as (location, vreg), sorted by location, into `state`: the
+    /// entry facts merged with the written locations (sorted here; each is written
+    /// once per generation, so they are distinct).
+    fn facts_into(&mut self, state: &mut Vec<(u32, u32)>) {
+        state.clear();
+        self.written.sort_unstable();
+        let held = |l: u32| {
+            let (_, fact) = self.table[l as usize];
+            fact.map(|f| (l, f.vreg))
+        };
+        let (entry, written) = (&self.entry, &self.written);
+        let (mut i, mut j) = (0, 0);
+        while i < entry.len() && j < written.len() {
+            let (el, w) = (entry[i].0, written[j]);
+            if el < w {
+                state.push(entry[i]);
+                i += 1;
+            } else {
+                state.extend(held(w));
+                j += 1;
+                i += usize::from(el == w);
+            }
+        }
+        state.extend_from_slice(&entry[i..]);
+        state.extend(written[j..].iter().filter_map(|&w| held(w)));
+    }
+}
+
+/// One list of facts per block, all in one vector: a block's list is rewritten in place
+/// when the new one fits, else appended (later passes rewrite few lists).
+#[derive(Default)]
+struct States {
+    facts: Vec<(u32, u32)>,
+    /// Per block: (start, length) in `facts`.
+    range: Vec<(u32, u32)>,
+}
+
+impl States {
+    fn reset(&mut self, nb: usize) {
+        self.facts.clear();
+        self.range.clear();
+        self.range.resize(nb, (0, 0));
+    }
+
+    #[inline]
+    fn get(&self, b: usize) -> &[(u32, u32)] {
+        let (s, n) = self.range[b];
+        &self.facts[s as usize..(s + n) as usize]
+    }
+
+    fn set(&mut self, b: usize, state: &[(u32, u32)]) {
+        let (s, n) = self.range[b];
+        let s = if state.len() <= n as usize {
+            self.facts[s as usize..s as usize + state.len()].copy_from_slice(state);
+            s
+        } else {
+            let s = self.facts.len() as u32;
+            self.facts.extend_from_slice(state);
+            s
+        };
+        self.range[b] = (s, state.len() as u32);
     }
 }
 
@@ -123,15 +198,18 @@ pub(crate) struct RedundantMoves {
     order: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
-    end_state: Lists<(u32, u32)>,
+    end_state: States,
     /// Per block: the facts it started with when last replayed. A later pass replays it
     /// again only if they changed: its end state and its drops would not.
-    entry_state: Lists<(u32, u32)>,
+    entry_state: States,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
     /// Per block: whether what it starts from may have changed since it was last looked
     /// at (a predecessor's end state or its own assumption changed).
     dirty: Vec<bool>,
+    /// Per block: whether a predecessor's end state changed since `refine_assumptions`
+    /// last met them (if not, a loop header's assumption cannot shrink).
+    preds_changed: Vec<bool>,
     scratch_state: Vec<(u32, u32)>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
     assumed: Vec<Option<Vec<(u32, u32)>>>,
@@ -139,7 +217,6 @@ pub(crate) struct RedundantMoves {
     carry: Vec<u32>,
     epoch: u32,
     meet: Vec<(u32, u32)>,
-    meet_tmp: Vec<(u32, u32)>,
 }
 
 impl RedundantMoves {
@@ -165,6 +242,8 @@ impl RedundantMoves {
             self.entry_state.reset(nb);
             self.dirty.clear();
             self.dirty.resize(nb, true);
+            self.preds_changed.clear();
+            self.preds_changed.resize(nb, true);
             self.assumed.clear();
             self.assumed.resize(nb, None);
             self.carry.resize(f.num_vregs(), 0);
@@ -219,49 +298,47 @@ impl RedundantMoves {
         }
         for k in 0..self.order.len() {
             let b = self.order[k];
-            self.holds.clear();
+            self.meet.clear();
             if cross_block {
                 if !first && !self.dirty[b.index()] {
                     continue;
                 }
                 self.dirty[b.index()] = false;
                 self.entry_facts(f, an, b);
-                if !first && self.meet == self.entry_state[b.index()] {
+                if !first && self.meet[..] == *self.entry_state.get(b.index()) {
                     continue;
                 }
-                self.entry_state[b.index()].clone_from(&self.meet);
-                for &(l, vreg) in &self.meet {
-                    self.holds.insert(
-                        l,
-                        Fact {
-                            vreg,
-                            inherited: true,
-                        },
-                    );
-                }
+                self.entry_state.set(b.index(), &self.meet);
             }
+            self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
             // This block's edits: those at points of its instructions (edits are sorted).
             let lo = edits.partition_point(|(p, _)| p.inst() < insns.first());
             let hi = edits.partition_point(|(p, _)| p.inst() <= insns.last());
-            self.keep[lo..hi].fill(true);
+            let edits = &edits[..hi];
+            if !first {
+                self.keep[lo..hi].fill(true);
+            }
             let mut removed = Removed::default();
             let mut e = lo;
             for inst in insns.iter() {
-                self.replay_edits(&edits[..hi], &mut e, ProgPoint::before(inst), &mut removed);
+                if e < hi && edits[e].0 == ProgPoint::before(inst) {
+                    self.replay_edits(edits, &mut e, ProgPoint::before(inst), &mut removed);
+                }
                 self.replay_inst(f, out, inst);
-                self.replay_edits(&edits[..hi], &mut e, ProgPoint::after(inst), &mut removed);
+                if e < hi && edits[e].0 == ProgPoint::after(inst) {
+                    self.replay_edits(edits, &mut e, ProgPoint::after(inst), &mut removed);
+                }
             }
             self.block_removed[b.index()] = removed;
             if cross_block {
                 let state = &mut self.scratch_state;
-                state.clear();
-                state.extend(self.holds.iter().map(|(l, fact)| (l, fact.vreg)));
-                state.sort_unstable();
-                if *state != self.end_state[b.index()] {
-                    std::mem::swap(state, &mut self.end_state[b.index()]);
+                self.holds.facts_into(state);
+                if state[..] != *self.end_state.get(b.index()) {
+                    self.end_state.set(b.index(), state);
                     for s in f.block_succs(b) {
                         self.dirty[s.index()] = true;
+                        self.preds_changed[s.index()] = true;
                     }
                 }
             }
@@ -318,17 +395,14 @@ impl RedundantMoves {
             if only_earlier && an.cfg.rpo_index[p.index()] >= rb {
                 continue;
             }
-            let state = &self.end_state[p.index()];
+            let state = self.end_state.get(p.index());
             if first {
                 let (carry, epoch) = (&self.carry, self.epoch);
-                self.meet.extend(
-                    state
-                        .iter()
-                        .filter(|&&(_, v)| carry.get(v as usize) == Some(&epoch)),
-                );
+                self.meet
+                    .extend(state.iter().filter(|&&(_, v)| carry[v as usize] == epoch));
                 first = false;
             } else {
-                intersect(&mut self.meet, state, &mut self.meet_tmp);
+                intersect(&mut self.meet, state);
             }
         }
     }
@@ -342,10 +416,10 @@ impl RedundantMoves {
             let Some(mut assumed) = self.assumed[b].take() else {
                 continue;
             };
-            if !assumed.is_empty() {
+            if !assumed.is_empty() && std::mem::take(&mut self.preds_changed[b]) {
                 self.meet_preds(f, an, Block::new(b), false);
                 let before = assumed.len();
-                intersect(&mut assumed, &self.meet, &mut self.meet_tmp);
+                intersect(&mut assumed, &self.meet);
                 if assumed.len() < before {
                     shrank = true;
                     self.dirty[b] = true;
@@ -422,7 +496,7 @@ impl RedundantMoves {
         let ops = f.inst_operands(inst);
         let allocs = out.inst_allocs(inst);
         for (op, &alloc) in ops.iter().zip(allocs) {
-            if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
+            if op.kind() == OperandKind::Use && !nonallocatable(*op) {
                 self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
             }
         }
@@ -430,7 +504,7 @@ impl RedundantMoves {
             if op.kind() != OperandKind::Def {
                 continue;
             }
-            if op.as_fixed_nonallocatable().is_some() {
+            if nonallocatable(*op) {
                 self.holds.remove(loc(alloc));
                 continue;
             }
@@ -448,6 +522,13 @@ impl RedundantMoves {
     }
 }
 
+/// `op.as_fixed_nonallocatable().is_some()`, without decoding the constraint of the
+/// common operand (only a fixed non-allocatable operand names `VReg::MAX`).
+#[inline]
+fn nonallocatable(op: Operand) -> bool {
+    op.vreg().vreg() == VReg::MAX && op.as_fixed_nonallocatable().is_some()
+}
+
 fn fresh(vreg: usize) -> Fact {
     Fact {
         vreg: vreg as u32,
@@ -456,16 +537,18 @@ fn fresh(vreg: usize) -> Fact {
 }
 
 /// `meet ∩= other` (both sorted by location, one fact per location).
-fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)], tmp: &mut Vec<(u32, u32)>) {
-    tmp.clear();
+fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
+    let mut kept = 0;
     let mut j = 0;
-    for &x in meet.iter() {
+    for i in 0..meet.len() {
+        let x = meet[i];
         while j < other.len() && other[j].0 < x.0 {
             j += 1;
         }
         if j < other.len() && other[j] == x {
-            tmp.push(x);
+            meet[kept] = x;
+            kept += 1;
         }
     }
-    std::mem::swap(meet, tmp);
+    meet.truncate(kept);
 }
