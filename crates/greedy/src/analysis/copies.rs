@@ -18,9 +18,11 @@ pub(crate) struct Partners {
     range: Vec<(u32, u32)>,
     list: Vec<(VReg, f32)>,
     raw: Vec<(u32, (VReg, f32))>,
-    /// `raw` grouped by its first vreg (`grouped_range`), each group sorted by partner.
+    /// `raw` grouped by its first vreg (at `site_range`, as `raw_sites` is), each group
+    /// sorted by partner; unused when `raw` is sorted whole.
     grouped: Vec<(VReg, f32)>,
-    grouped_range: Vec<(u32, u32)>,
+    /// The vregs in some copy, in order of first appearance.
+    touched: Vec<u32>,
     /// Per vreg, its copies as (program point, frequency), sorted by point: the point
     /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
     /// value can weigh only the copies it holds.
@@ -147,60 +149,94 @@ impl Partners {
                 }
             }
         }
-        super::intervals::group(
-            &p.raw_sites,
-            f.num_vregs(),
-            &mut p.site_range,
-            &mut p.sites,
-            |run| run.sort_unstable_by_key(|&(point, _)| point),
-        );
-        // Few copies: one sort. Many: a counting sort by vreg, then each vreg's few copies
-        // by partner (a sort of every copy was a visible part of setting up big
-        // functions; the counting sort's pass over all vregs costs small ones more).
-        // Either way each vreg's copies come out sorted by partner.
-        p.grouped_range.clear();
-        if p.raw.len() < SORT_ALL_BELOW {
-            p.raw.sort_unstable_by_key(|&(v, (w, _))| (v, w.vreg()));
-            p.grouped.clear();
-            p.grouped.extend(p.raw.iter().map(|&(_, c)| c));
-            p.grouped_range.resize(f.num_vregs(), (0, 0));
-            let mut i = 0;
-            while i < p.raw.len() {
-                let v = p.raw[i].0;
-                let start = i;
-                while i < p.raw.len() && p.raw[i].0 == v {
-                    i += 1;
-                }
-                p.grouped_range[v as usize] = (start as u32, i as u32);
+        // `raw` and `raw_sites` are pushed in pairs keyed by the same vreg, so one count
+        // places both, and past it only the vregs in some copy (`touched`) are visited:
+        // medium functions have several times more vregs than instructions.
+        let nv = f.num_vregs();
+        p.site_range.clear();
+        p.site_range.resize(nv, (0, 0));
+        p.touched.clear();
+        for &(v, _) in &p.raw_sites {
+            let r = &mut p.site_range[v as usize];
+            if r.1 == 0 {
+                p.touched.push(v);
             }
-        } else {
-            super::intervals::group(
-                &p.raw,
-                f.num_vregs(),
-                &mut p.grouped_range,
-                &mut p.grouped,
-                |run| run.sort_unstable_by_key(|&(w, _)| w.vreg()),
-            );
+            r.1 += 1;
+        }
+        let mut start = 0;
+        for &v in &p.touched {
+            let r = &mut p.site_range[v as usize];
+            let n = r.1;
+            *r = (start, start);
+            start += n;
+        }
+        // Few copies: one sort. Many: the counting sort above, then each vreg's few copies
+        // by partner (a sort of every copy was a visible part of setting up big
+        // functions). Either way each vreg's copies come out sorted by partner, and the
+        // small path keeps the global sort's order of equal copies (it decides how their
+        // frequencies round when summed).
+        let sort_all = p.raw.len() < SORT_ALL_BELOW;
+        p.sites.clear();
+        p.grouped.clear();
+        if let Some(&(_, site)) = p.raw_sites.first() {
+            p.sites.resize(p.raw_sites.len(), site);
+            if sort_all {
+                for &(v, site) in &p.raw_sites {
+                    let r = &mut p.site_range[v as usize];
+                    p.sites[r.1 as usize] = site;
+                    r.1 += 1;
+                }
+            } else {
+                p.grouped.resize(p.raw.len(), p.raw[0].1);
+                for (&(v, site), &(_, copy)) in p.raw_sites.iter().zip(&p.raw) {
+                    let r = &mut p.site_range[v as usize];
+                    p.sites[r.1 as usize] = site;
+                    p.grouped[r.1 as usize] = copy;
+                    r.1 += 1;
+                }
+            }
         }
         p.range.clear();
-        p.range.resize(f.num_vregs(), (0, 0));
+        p.range.resize(nv, (0, 0));
         p.list.clear();
-        for v in 0..f.num_vregs() {
-            let (a, b) = p.grouped_range[v];
-            if a == b {
-                continue;
+        for &v in &p.touched {
+            let (a, b) = p.site_range[v as usize];
+            let (a, b) = (a as usize, b as usize);
+            if b - a > 1 {
+                p.sites[a..b].sort_unstable_by_key(|&(point, _)| point);
             }
-            let start = p.list.len() as u32;
-            for &(w, freq) in &p.grouped[a as usize..b as usize] {
-                let len = p.list.len() as u32;
-                match p.list.last_mut() {
-                    Some(last) if len > start && last.0 == w => last.1 += freq,
-                    _ => p.list.push((w, freq)),
+            if !sort_all {
+                if b - a > 1 {
+                    p.grouped[a..b].sort_unstable_by_key(|&(w, _)| w.vreg());
                 }
+                p.range[v as usize] = merge_partners(&mut p.list, p.grouped[a..b].iter().copied());
             }
-            p.range[v] = (start, p.list.len() as u32);
-            // Strongest copies first: hints read only the head of the list.
-            p.list[start as usize..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
+        if sort_all {
+            p.raw.sort_unstable_by_key(|&(v, (w, _))| (v, w.vreg()));
+            for run in p.raw.chunk_by(|x, y| x.0 == y.0) {
+                p.range[run[0].0 as usize] =
+                    merge_partners(&mut p.list, run.iter().map(|&(_, c)| c));
+            }
         }
     }
+}
+
+/// Appends one vreg's copies (sorted by partner) to `list`, summing those with the same
+/// partner, strongest first; returns their range in `list`.
+fn merge_partners(
+    list: &mut Vec<(VReg, f32)>,
+    copies: impl Iterator<Item = (VReg, f32)>,
+) -> (u32, u32) {
+    let start = list.len();
+    for (w, freq) in copies {
+        let len = list.len();
+        match list.last_mut() {
+            Some(last) if len > start && last.0 == w => last.1 += freq,
+            _ => list.push((w, freq)),
+        }
+    }
+    // Strongest copies first: hints read only the head of the list.
+    list[start..].sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    (start as u32, list.len() as u32)
 }
