@@ -386,13 +386,7 @@ mod tests {
         let mut u = Union::default();
         u.bits.reset(8_100);
         let mut model: Vec<(u32, u32, usize)> = Vec::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for step in 0..20_000 {
             let start = next(4000) as u32 * 2;
             let end = start + 1 + next(6) as u32;

@@ -1223,13 +1223,7 @@ mod tests {
     /// (unless it ran out of passes).
     #[test]
     fn descent_reaches_a_local_minimum_and_reports_its_cost() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::tests::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut adj = Adjacency::default();
         let mut work = Descent::default();
         let mut minima = 0;

@@ -408,13 +408,7 @@ mod tests {
     /// over them answers like a search of the whole set.
     #[test]
     fn settled_runs_halve_and_keep_every_segment() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
         // Disjoint segments, handed out in a shuffled order.
         let mut universe: Vec<(u32, u32)> = (0..3000u32)
             .map(|i| (4 * i, 4 * i + 1 + (i * 7 % 3)))

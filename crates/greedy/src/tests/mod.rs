@@ -15,6 +15,17 @@ use ragreedy_testkit::builder::{FuncBuilder, TestFunc};
 use ragreedy_testkit::check::check_output;
 use regalloc2::{Function, MachineEnv, Operand, Output, RegAllocError, RegClass};
 
+/// A small deterministic generator for randomized unit tests: each call `next(n)` gives
+/// a number in `0..n` (xorshift64; `seed` must not be zero).
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
 /// Allocates with default options and insists the checker accepts the result.
 pub(crate) fn alloc_checked<F: Function>(f: &F, env: &MachineEnv) -> (Output, crate::Stats) {
     let mut ctx = crate::Context::new();
