@@ -110,6 +110,8 @@ impl Cfg {
         let entry = f.entry_block();
         let npreds = |b: Block| f.block_preds(b).len() + usize::from(b == entry);
         // `from[from_start[s]..from_start[s + 1]]`: the blocks listing `s` as a successor.
+        // `check_layout` has rejected any successor out of range, so they index safely;
+        // predecessors are checked here.
         let (from_start, from) = (&mut self.scratch_from_start, &mut self.scratch_from);
         from_start.clear();
         from_start.resize(nb + 1, 0);

@@ -137,6 +137,39 @@ fn structural_errors_match_regalloc2() {
     ));
 }
 
+/// Predecessor and successor lists that do not mirror each other are `BB` of the first
+/// block whose list has an edge the other side lacks; a predecessor out of range too.
+#[test]
+fn unmirrored_edges_are_bb_errors() {
+    // b0 -> b1 -> b2 -> b3, straight.
+    let chain = || {
+        let mut b = FuncBuilder::new();
+        let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+        b.jump(b0, b1, &[]);
+        b.jump(b1, b2, &[]);
+        b.jump(b2, b3, &[]);
+        b.ret(b3, &[]);
+        (b.build().func, [b0, b1, b2, b3])
+    };
+    let (f, _) = chain();
+    assert!(analyse(&f).is_ok());
+
+    // b3 claims b1 as a predecessor, which does not branch to it.
+    let (mut f, [_, b1, _, b3]) = chain();
+    f.block_preds[b3.index()].push(b1);
+    assert!(matches!(analyse(&f), Err(RegAllocError::BB(b)) if b == b3));
+
+    // b2 forgets its predecessor b1: b1's successor list has the edge, so b1 is first.
+    let (mut f, [_, b1, b2, _]) = chain();
+    f.block_preds[b2.index()].clear();
+    assert!(matches!(analyse(&f), Err(RegAllocError::BB(b)) if b == b1));
+
+    // A predecessor that is no block.
+    let (mut f, [_, _, _, b3]) = chain();
+    f.block_preds[b3.index()].push(Block::new(99));
+    assert!(matches!(analyse(&f), Err(RegAllocError::BB(b)) if b == b3));
+}
+
 #[test]
 fn ssa_violations_are_errors() {
     // Defined twice.
