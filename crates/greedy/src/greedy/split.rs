@@ -161,6 +161,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             last_segment,
         } = scratch;
         let iv = &self.ctx.intervals[id];
+        // Debug builds go on to check the shortcut against the exits it stands for.
+        let ruled_out = self.region_split_ruled_out(iv);
+        if ruled_out && !cfg!(debug_assertions) {
+            return false;
+        }
         let n = iv.segments.len();
         let f = self.func;
         // Per segment: its block, frequency and the cost of keeping it on the stack.
@@ -195,6 +200,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if n > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < n && !nested_use {
             return false;
         }
+        debug_assert!(
+            !ruled_out,
+            "{id}: region split ruled out by its uses, yet labelled"
+        );
         // The edit builder writes a spilled value's slot once, right after its def (SSA:
         // the def dominates every point where the value is live), and drops every later
         // move into the slot. So entering the stack costs nothing at the edge; the store
@@ -405,6 +414,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// True when the uses alone show that `region_split_with` stops before any labelling
+    /// (no operand needs a register, or the value is sparse with no use in a nested
+    /// loop). A value through hundreds of blocks has a few uses against one segment per
+    /// block, and most attempts on it end at those two exits; the full test walks every
+    /// segment. Every use that needs a register counts as a segment with a use, and one
+    /// in a nested loop anywhere as one inside a segment: both can only overstate, so
+    /// this never rules out an attempt that would go on.
+    fn region_split_ruled_out(&self, iv: &LiveInterval) -> bool {
+        let n = iv.segments.len();
+        let mut needy = 0;
+        let mut nested = false;
+        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+            needy += 1;
+            nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
+        }
+        needy == 0 || (n > SPARSE_REGION_SEGMENTS && needy * SPARSE_USE_RATIO < n && !nested)
+    }
+
     /// Splits off the compact region `label` chose: the register part becomes one new
     /// interval, queued like any other (fewer segments than the original, so this
     /// terminates); the blocks the value only passes through go to Spill.
@@ -515,6 +542,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             headers,
             loop_groups,
         } = scratch;
+        if per_loop.len() < self.func.num_blocks() {
+            per_loop.resize(self.func.num_blocks(), (0, 0));
+        }
+        // Debug builds go on to check the shortcut against the exit it stands for.
+        let ruled_out = self.block_split_ruled_out(iv, per_loop, headers);
+        if ruled_out && !cfg!(debug_assertions) {
+            return false;
+        }
         // Per segment: its block's innermost loop header and its use instructions that
         // need a register.
         keyed.clear();
@@ -540,9 +575,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // of a failed attempt on a value through hundreds of blocks).
         loop_groups.clear();
         if keyed.iter().any(|&(h, _)| h != keyed[0].0) {
-            if per_loop.len() < self.func.num_blocks() {
-                per_loop.resize(self.func.num_blocks(), (0, 0));
-            }
             headers.clear();
             for &(h, count) in keyed.iter().filter(|(h, _)| h.is_valid()) {
                 let e = &mut per_loop[h.index()];
@@ -563,6 +595,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if loop_groups.is_empty() && !carvable {
             return false;
         }
+        debug_assert!(
+            !ruled_out,
+            "{id}: block split ruled out by its uses, yet possible"
+        );
         let mut products: Vec<Product> = loop_groups
             .iter()
             .map(|&h| Product {
@@ -622,6 +658,49 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         observe!(self, self.split_event(id, SplitKind::Block));
         self.split_into(id, products);
         true
+    }
+
+    /// True when the uses alone show that `block_split_with` has nothing to split off:
+    /// no block with two use instructions that need a register, and no loop with two
+    /// such uses. The walk over the segments that decides it exactly costs a failed
+    /// attempt on a value through hundreds of blocks far more than its few uses do.
+    /// Counts over all uses (a block's for a segment's, every use for a distinct
+    /// instruction) can only overstate, so this never rules out a split that would be
+    /// made. `per_loop`'s second fields are zero before and after.
+    fn block_split_ruled_out(
+        &self,
+        iv: &LiveInterval,
+        per_loop: &mut [(u32, u32)],
+        headers: &mut Vec<Block>,
+    ) -> bool {
+        let mut last: Option<(regalloc2::Inst, Block)> = None;
+        let mut found = false;
+        headers.clear();
+        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+            let b = self.an.cfg.block_of(u.inst);
+            // Uses are sorted by instruction, so a block's uses are adjacent.
+            if last.is_some_and(|(i, lb)| i != u.inst && lb == b) {
+                found = true;
+                break;
+            }
+            last = Some((u.inst, b));
+            let h = self.an.loops.header[b.index()];
+            if h.is_valid() {
+                let count = &mut per_loop[h.index()].1;
+                if *count == 0 {
+                    headers.push(h);
+                }
+                *count += 1;
+                if *count >= 2 {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        for h in headers.drain(..) {
+            per_loop[h.index()].1 = 0;
+        }
+        !found
     }
 
     // ----- Local splitting ------------------------------------------------------------
