@@ -9,11 +9,16 @@
 
 use super::interval::IntervalId;
 use cranelift_entity::SecondaryMap;
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Heap order: larger priority first, then the lower interval id.
-pub(crate) type QueueKey = (u64, Reverse<IntervalId>);
+/// Heap order: larger priority first, then the lower interval id. Both live in one
+/// integer (priority above, the id's complement below), so a heap comparison is one
+/// wide compare instead of a lexicographic pair; the order is the pair's.
+type QueueKey = u128;
+
+fn key(prio: u64, id: IntervalId) -> QueueKey {
+    (u128::from(prio) << 32) | u128::from(u32::MAX - id.as_u32())
+}
 
 #[derive(Default)]
 pub(crate) struct IntervalQueue {
@@ -31,13 +36,15 @@ impl IntervalQueue {
     /// Queues `id` at `prio`, replacing its priority if it is already queued.
     pub fn push(&mut self, id: IntervalId, prio: u64) {
         self.current[id] = Some(prio);
-        self.heap.push((prio, Reverse(id)));
+        self.heap.push(key(prio, id));
     }
 
     /// The queued interval with the largest priority (lowest id among equals), and that
     /// priority.
     pub fn pop(&mut self) -> Option<(IntervalId, u64)> {
-        while let Some((prio, Reverse(id))) = self.heap.pop() {
+        while let Some(k) = self.heap.pop() {
+            let prio = (k >> 32) as u64;
+            let id = IntervalId::from_u32(u32::MAX - k as u32);
             if self.current[id] == Some(prio) {
                 self.current[id] = None;
                 return Some((id, prio));
