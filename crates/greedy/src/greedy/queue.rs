@@ -8,7 +8,7 @@
 //! which was a fixed cost on every interval of every function.
 
 use super::interval::IntervalId;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::BinaryHeap;
 
 /// Heap order: larger priority first, then the lower interval id. Both live in one
@@ -35,6 +35,13 @@ impl IntervalQueue {
 
     /// Queues `id` at `prio`, replacing its priority if it is already queued.
     pub fn push(&mut self, id: IntervalId, prio: u64) {
+        // Ids arrive mostly in increasing order after `clear`, so growing the map only to
+        // the id pushed would resize it on nearly every push; doubling keeps that to a
+        // few per function. Unpushed ids read `None` either way.
+        let len = self.current.as_values_slice().len();
+        if id.index() >= len {
+            self.current.resize((id.index() + 1).max(2 * len));
+        }
         self.current[id] = Some(prio);
         self.heap.push(key(prio, id));
     }
