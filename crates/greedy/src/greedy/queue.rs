@@ -8,12 +8,17 @@
 //! which was a fixed cost on every interval of every function.
 
 use super::interval::IntervalId;
-use cranelift_entity::SecondaryMap;
-use std::cmp::Reverse;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use std::collections::BinaryHeap;
 
-/// Heap order: larger priority first, then the lower interval id.
-pub(crate) type QueueKey = (u64, Reverse<IntervalId>);
+/// Heap order: larger priority first, then the lower interval id. Both live in one
+/// integer (priority above, the id's complement below), so a heap comparison is one
+/// wide compare instead of a lexicographic pair; the order is the pair's.
+type QueueKey = u128;
+
+fn key(prio: u64, id: IntervalId) -> QueueKey {
+    (u128::from(prio) << 32) | u128::from(u32::MAX - id.as_u32())
+}
 
 #[derive(Default)]
 pub(crate) struct IntervalQueue {
@@ -30,14 +35,23 @@ impl IntervalQueue {
 
     /// Queues `id` at `prio`, replacing its priority if it is already queued.
     pub fn push(&mut self, id: IntervalId, prio: u64) {
+        // Ids arrive mostly in increasing order after `clear`, so growing the map only to
+        // the id pushed would resize it on nearly every push; doubling keeps that to a
+        // few per function. Unpushed ids read `None` either way.
+        let len = self.current.as_values_slice().len();
+        if id.index() >= len {
+            self.current.resize((id.index() + 1).max(2 * len));
+        }
         self.current[id] = Some(prio);
-        self.heap.push((prio, Reverse(id)));
+        self.heap.push(key(prio, id));
     }
 
     /// The queued interval with the largest priority (lowest id among equals), and that
     /// priority.
     pub fn pop(&mut self) -> Option<(IntervalId, u64)> {
-        while let Some((prio, Reverse(id))) = self.heap.pop() {
+        while let Some(k) = self.heap.pop() {
+            let prio = (k >> 32) as u64;
+            let id = IntervalId::from_u32(u32::MAX - k as u32);
             if self.current[id] == Some(prio) {
                 self.current[id] = None;
                 return Some((id, prio));
