@@ -55,6 +55,10 @@ pub(crate) struct CopyGraph {
     changed_at: Vec<u32>,
     /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
     failed_at: Vec<u32>,
+    /// Per interval: the register its group last failed to move to, and `moves` then.
+    /// Any member of a group collects the same group, so while neither register changes
+    /// the attempt fails again from any of them.
+    stuck: SecondaryMap<IntervalId, (Option<PReg>, u32)>,
     broken: Vec<u32>,
     crossings: Vec<EdgeCrossing>,
 }
@@ -69,6 +73,20 @@ struct EdgeCrossing {
 
 /// `CopyGraph::failed_at` of a copy not tried yet.
 const NOT_TRIED: u32 = u32::MAX;
+
+/// Below this, a sum of whole-number frequencies is exact in `f32` (every partial sum is
+/// no larger), so it does not depend on the order of its terms.
+const EXACT_SUM: f32 = 16_777_216.0;
+
+/// The answer of `exchange_gains`.
+#[derive(PartialEq)]
+enum Gain {
+    Pays,
+    Loses,
+    /// Loses, but the costs were rounded: summed in another order (from another seed of
+    /// the same group), they might not.
+    LosesRounded,
+}
 
 /// Where each piece of a value lies, for values of `2..=MAX_PIECES` pieces: the runs of
 /// its assigned pieces in one sorted list (pieces of a value are disjoint), so finding
@@ -102,9 +120,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// broken are all read from those two registers), so unless one of them changed since,
     /// the attempt would fail again.
     fn worth_retrying(g: &CopyGraph, failed_at: u32, x: PReg, y: PReg) -> bool {
-        failed_at == NOT_TRIED
-            || g.changed_at[x.index()] > failed_at
-            || g.changed_at[y.index()] > failed_at
+        failed_at == NOT_TRIED || Self::changed_since(g, failed_at, x, y)
+    }
+
+    fn changed_since(g: &CopyGraph, moves: u32, x: PReg, y: PReg) -> bool {
+        g.changed_at[x.index()] > moves || g.changed_at[y.index()] > moves
     }
 
     fn recolor_pass(&mut self, g: &mut CopyGraph) {
@@ -284,6 +304,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.changed_at.resize(PReg::NUM_INDEX, 0);
         g.failed_at.clear();
         g.failed_at.resize(g.edges.len() + g.fixed.len(), NOT_TRIED);
+        g.stuck.clear();
+        debug_assert!(
+            g.edges.iter().all(|e| e.2.fract() == 0.0)
+                && g.fixed.iter().all(|f| f.2.fract() == 0.0),
+            "block frequencies are whole numbers"
+        );
     }
 
     /// Moves between two pieces of one value are copies too: where one piece ends and
@@ -355,11 +381,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if from == target {
             return false;
         }
-        let moved = self.collect_group(g, seed, from) && self.move_or_swap(g, from, target);
+        let (stuck_on, stuck_at) = g.stuck[seed];
+        if stuck_on == Some(target) && !Self::changed_since(g, stuck_at, from, target) {
+            return false;
+        }
+        let outcome = if self.collect_group(g, seed, from) {
+            self.move_or_swap(g, from, target)
+        } else {
+            Gain::Loses
+        };
         for &m in &g.group {
             g.in_group[m] = false;
         }
-        moved
+        if outcome == Gain::Loses {
+            for &m in &g.group {
+                g.stuck[m] = (Some(target), g.moves);
+            }
+        }
+        outcome == Gain::Pays
     }
 
     /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`;
@@ -386,7 +425,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
-    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> bool {
+    /// Whether the group moved (`Pays`); otherwise whether another seed of it would fail
+    /// too (`Loses`).
+    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
         // Intervals in `target` that overlap the group (the swap partners).
         g.others.clear();
         // The cheap checks of every member before any register probe.
@@ -394,7 +435,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let iv = &self.ctx.intervals[m];
             !self.may_hold(target, iv) || self.fixed_conflict(target, iv)
         }) {
-            return false;
+            return Gain::Loses;
         }
         for k in 0..g.group.len() {
             let iv = &self.ctx.intervals[g.group[k]];
@@ -402,12 +443,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .matrix
                 .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
             if g.others.len() > MAX_SWAP {
-                return false;
+                return Gain::Loses;
             }
         }
         if g.others.is_empty() {
-            if !self.exchange_gains(g, from, target) {
-                return false;
+            let gain = self.exchange_gains(g, from, target);
+            if gain != Gain::Pays {
+                return gain;
             }
             let group = std::mem::take(&mut g.group);
             self.vacate(g, &group, from);
@@ -416,13 +458,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             g.moves += 1;
             self.ctx.callee_saved.touch(target);
             self.stats.hint_recolorings += 1;
-            return true;
+            return Gain::Pays;
         }
         // Exchange: it must pay, and every partner must fit in `from` once the group
         // has left it. The gain is a walk over copies; fitting is a register probe per
         // partner, so it is asked second (most exchanges fail one or the other).
-        if !self.exchange_gains(g, from, target) {
-            return false;
+        let gain = self.exchange_gains(g, from, target);
+        if gain != Gain::Pays {
+            return gain;
         }
         let fits = g.others.iter().all(|&o| {
             let iv = &self.ctx.intervals[o];
@@ -434,7 +477,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .overlaps_any(from, &self.ctx.intervals[o].runs, |j| !g.in_group[j])
         });
         if !fits {
-            return false;
+            return Gain::Loses;
         }
         let others = std::mem::take(&mut g.others);
         let group = std::mem::take(&mut g.group);
@@ -447,7 +490,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.moves += 1;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
-        true
+        Gain::Pays
     }
 
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
@@ -483,7 +526,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Does moving the group from `from` to `target`, and `g.others` (if any) from
     /// `target` to `from`, lower the weighted cost of the copies around both? Opening an
     /// untouched callee-saved `target` costs its save and restore.
-    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
+    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
         let after = |o: IntervalId| {
             if g.in_group[o] {
@@ -523,6 +566,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if self.ctx.callee_saved.is_untouched(target) {
             after_cost += CSR_COST;
         }
-        after_cost < before_cost
+        if after_cost < before_cost {
+            Gain::Pays
+        } else if before_cost < EXACT_SUM && after_cost < EXACT_SUM {
+            Gain::Loses
+        } else {
+            Gain::LosesRounded
+        }
     }
 }
