@@ -45,7 +45,9 @@ pub(crate) struct CopyGraph {
     by_neighbour: Vec<(IntervalId, IntervalId, f32)>,
     fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
     group: Vec<IntervalId>,
-    in_group: SecondaryMap<IntervalId, bool>,
+    /// Per interval: whether it is in `group`, in `others` (once they are all known) or
+    /// neither; all neither between attempts.
+    side: SecondaryMap<IntervalId, Side>,
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
     pieces: PieceIndex,
@@ -69,6 +71,14 @@ pub(crate) struct CopyGraph {
 struct EdgeCrossing {
     key: (u32, u32, u32),
     copy: (IntervalId, IntervalId, f32),
+}
+
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Side {
+    #[default]
+    Neither,
+    Group,
+    Other,
 }
 
 /// `CopyGraph::failed_at` of a copy not tried yet.
@@ -298,7 +308,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             g.fixed_range[a] = (start, i as u32);
         }
-        g.in_group.clear();
+        g.side.clear();
         g.moves = 0;
         g.changed_at.clear();
         g.changed_at.resize(PReg::NUM_INDEX, 0);
@@ -385,13 +395,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if stuck_on == Some(target) && !Self::changed_since(g, stuck_at, from, target) {
             return false;
         }
+        g.others.clear();
         let outcome = if self.collect_group(g, seed, from) {
             self.move_or_swap(g, from, target)
         } else {
             Gain::Loses
         };
-        for &m in &g.group {
-            g.in_group[m] = false;
+        for &m in g.group.iter().chain(&g.others) {
+            g.side[m] = Side::Neither;
         }
         if outcome == Gain::Loses {
             for &m in &g.group {
@@ -406,19 +417,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
-        g.in_group[seed] = true;
+        g.side[seed] = Side::Group;
         let mut i = 0;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
             let (s, e) = g.adj_range[m];
             for &(o, _) in &g.adj[s as usize..e as usize] {
-                if !g.in_group[o] && self.ctx.intervals[o].assigned == Some(from) {
+                if g.side[o] != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
                     if g.group.len() == MAX_GROUP {
                         return false;
                     }
                     g.group.push(o);
-                    g.in_group[o] = true;
+                    g.side[o] = Side::Group;
                 }
             }
         }
@@ -428,8 +439,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Whether the group moved (`Pays`); otherwise whether another seed of it would fail
     /// too (`Loses`).
     fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
-        // Intervals in `target` that overlap the group (the swap partners).
-        g.others.clear();
+        // `g.others` (empty) gathers the intervals in `target` that overlap the group (the
+        // swap partners).
         // The cheap checks of every member before any register probe.
         if g.group.iter().any(|&m| {
             let iv = &self.ctx.intervals[m];
@@ -463,6 +474,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // Exchange: it must pay, and every partner must fit in `from` once the group
         // has left it. The gain is a walk over copies; fitting is a register probe per
         // partner, so it is asked second (most exchanges fail one or the other).
+        for &o in &g.others {
+            g.side[o] = Side::Other;
+        }
         let gain = self.exchange_gains(g, from, target);
         if gain != Gain::Pays {
             return gain;
@@ -474,7 +488,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             !self
                 .ctx
                 .matrix
-                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| !g.in_group[j])
+                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| {
+                    g.side[j] != Side::Group
+                })
         });
         if !fits {
             return Gain::Loses;
@@ -528,21 +544,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// untouched callee-saved `target` costs its save and restore.
     fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        let after = |o: IntervalId| {
-            if g.in_group[o] {
-                Some(target)
-            } else if g.others.contains(&o) {
-                Some(from)
-            } else {
-                self.ctx.intervals[o].assigned
-            }
+        let after = |o: IntervalId| match g.side[o] {
+            Side::Group => Some(target),
+            Side::Other => Some(from),
+            Side::Neither => self.ctx.intervals[o].assigned,
         };
         for (members, now, next) in [(&g.group, from, target), (&g.others, target, from)] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
                 for &(o, freq) in &g.adj[s as usize..e as usize] {
                     // A copy between the two sets is seen from both ends: count it once.
-                    if g.others.contains(&o) && now == from {
+                    if now == from && g.side[o] == Side::Other {
                         continue;
                     }
                     if self.ctx.intervals[o].assigned != Some(now) {
