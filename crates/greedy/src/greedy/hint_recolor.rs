@@ -15,12 +15,12 @@
 
 use super::Allocator;
 use super::csr::CSR_COST;
-use super::interval::IntervalId;
+use super::interval::{IntervalId, LiveInterval};
 use crate::analysis::intervals::{Point, before, point_inst};
 use crate::observe::observe;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use log::debug;
-use regalloc2::{Function, PReg, VReg};
+use regalloc2::{Function, PReg, PRegSet, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
@@ -45,12 +45,17 @@ pub(crate) struct CopyGraph {
     by_neighbour: Vec<(IntervalId, IntervalId, f32)>,
     fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
     group: Vec<IntervalId>,
-    /// Per interval: whether it is in `group`, in `others` (once they are all known) or
-    /// neither; all neither between attempts.
-    side: SecondaryMap<IntervalId, Side>,
+    /// Per interval: whether it is in `group` or in `others` (once they are all known),
+    /// and in which attempt (`attempt`); marks of earlier attempts mean neither, so none
+    /// are cleared.
+    side: SecondaryMap<IntervalId, (u32, Side)>,
+    attempt: u32,
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
     pieces: PieceIndex,
+    /// Per register class: the registers of its allocation order (what `may_hold` looks
+    /// up in the order list, here one bit per probe).
+    in_order: [PRegSet; 3],
     /// Moves made so far in this function's recoloring.
     moves: u32,
     /// Per register index: the value of `moves` when its occupants last changed.
@@ -63,6 +68,17 @@ pub(crate) struct CopyGraph {
     stuck: SecondaryMap<IntervalId, (Option<PReg>, u32)>,
     broken: Vec<u32>,
     crossings: Vec<EdgeCrossing>,
+}
+
+impl CopyGraph {
+    fn side(&self, i: IntervalId) -> Side {
+        let (attempt, side) = self.side[i];
+        if attempt == self.attempt {
+            side
+        } else {
+            Side::Neither
+        }
+    }
 }
 
 /// A split value changing piece on a CFG edge: the copy between its two pieces, keyed by
@@ -309,12 +325,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             g.fixed_range[a] = (start, i as u32);
         }
         g.side.clear();
+        g.attempt = 0;
         g.moves = 0;
         g.changed_at.clear();
         g.changed_at.resize(PReg::NUM_INDEX, 0);
         g.failed_at.clear();
         g.failed_at.resize(g.edges.len() + g.fixed.len(), NOT_TRIED);
         g.stuck.clear();
+        for (set, order) in g.in_order.iter_mut().zip(&self.out.order) {
+            *set = PRegSet::empty();
+            for &p in order {
+                set.add(p);
+            }
+        }
         debug_assert!(
             g.edges.iter().all(|e| e.2.fract() == 0.0)
                 && g.fixed.iter().all(|f| f.2.fract() == 0.0),
@@ -396,14 +419,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         g.others.clear();
+        g.attempt += 1;
         let outcome = if self.collect_group(g, seed, from) {
             self.move_or_swap(g, from, target)
         } else {
             Gain::Loses
         };
-        for &m in g.group.iter().chain(&g.others) {
-            g.side[m] = Side::Neither;
-        }
         if outcome == Gain::Loses {
             for &m in &g.group {
                 g.stuck[m] = (Some(target), g.moves);
@@ -417,19 +438,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
-        g.side[seed] = Side::Group;
+        g.side[seed] = (g.attempt, Side::Group);
         let mut i = 0;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
             let (s, e) = g.adj_range[m];
             for &(o, _) in &g.adj[s as usize..e as usize] {
-                if g.side[o] != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
+                if g.side(o) != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
                     if g.group.len() == MAX_GROUP {
                         return false;
                     }
                     g.group.push(o);
-                    g.side[o] = Side::Group;
+                    g.side[o] = (g.attempt, Side::Group);
                 }
             }
         }
@@ -444,7 +465,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The cheap checks of every member before any register probe.
         if g.group.iter().any(|&m| {
             let iv = &self.ctx.intervals[m];
-            !self.may_hold(target, iv) || self.fixed_conflict(target, iv)
+            !self.may_take(g, target, iv) || self.fixed_conflict(target, iv)
         }) {
             return Gain::Loses;
         }
@@ -475,7 +496,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // has left it. The gain is a walk over copies; fitting is a register probe per
         // partner, so it is asked second (most exchanges fail one or the other).
         for &o in &g.others {
-            g.side[o] = Side::Other;
+            g.side[o] = (g.attempt, Side::Other);
         }
         let gain = self.exchange_gains(g, from, target);
         if gain != Gain::Pays {
@@ -483,13 +504,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         let fits = g.others.iter().all(|&o| {
             let iv = &self.ctx.intervals[o];
-            self.may_hold(from, iv) && !self.fixed_conflict(from, iv)
+            self.may_take(g, from, iv) && !self.fixed_conflict(from, iv)
         }) && g.others.iter().all(|&o| {
             !self
                 .ctx
                 .matrix
                 .overlaps_any(from, &self.ctx.intervals[o].runs, |j| {
-                    g.side[j] != Side::Group
+                    g.side(j) != Side::Group
                 })
         });
         if !fits {
@@ -507,6 +528,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
         Gain::Pays
+    }
+
+    /// `may_hold`, by the sets of `g.in_order`.
+    fn may_take(&self, g: &CopyGraph, p: PReg, iv: &LiveInterval) -> bool {
+        let held = p.hw_enc() < iv.limit && g.in_order[iv.vreg.class() as usize].contains(p);
+        debug_assert_eq!(held, self.may_hold(p, iv));
+        held
     }
 
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
@@ -544,7 +572,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// untouched callee-saved `target` costs its save and restore.
     fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        let after = |o: IntervalId| match g.side[o] {
+        let after = |o: IntervalId| match g.side(o) {
             Side::Group => Some(target),
             Side::Other => Some(from),
             Side::Neither => self.ctx.intervals[o].assigned,
@@ -554,7 +582,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let (s, e) = g.adj_range[m];
                 for &(o, freq) in &g.adj[s as usize..e as usize] {
                     // A copy between the two sets is seen from both ends: count it once.
-                    if now == from && g.side[o] == Side::Other {
+                    if now == from && g.side(o) == Side::Other {
                         continue;
                     }
                     if self.ctx.intervals[o].assigned != Some(now) {
