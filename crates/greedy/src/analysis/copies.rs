@@ -21,7 +21,8 @@ pub(crate) struct Partners {
     /// `raw` grouped by its first vreg (at `site_range`, as `raw_sites` is), each group
     /// sorted by partner; unused when `raw` is sorted whole.
     grouped: Vec<(VReg, f32)>,
-    /// The vregs in some copy, in order of first appearance.
+    /// The vregs in some copy, in order of first appearance; between calls, those of the
+    /// last function, the only entries of `range` and `site_range` not `(0, 0)`.
     touched: Vec<u32>,
     /// Per vreg, its copies as (program point, frequency), sorted by point: the point
     /// lies in the segment of the vreg that takes part in the copy, so a piece of a split
@@ -152,9 +153,20 @@ impl Partners {
         // `raw` and `raw_sites` are pushed in pairs keyed by the same vreg, so one count
         // places both, and past it only the vregs in some copy (`touched`) are visited:
         // medium functions have several times more vregs than instructions.
+        // Vregs far outnumber copies in most functions: only the last function's entries
+        // are cleared, not every vreg's.
         let nv = f.num_vregs();
-        p.site_range.clear();
+        for &v in &p.touched {
+            if let Some(r) = p.site_range.get_mut(v as usize) {
+                *r = (0, 0);
+            }
+            if let Some(r) = p.range.get_mut(v as usize) {
+                *r = (0, 0);
+            }
+        }
+        debug_assert!(p.site_range.iter().chain(&p.range).all(|&r| r == (0, 0)));
         p.site_range.resize(nv, (0, 0));
+        p.range.resize(nv, (0, 0));
         p.touched.clear();
         for &(v, _) in &p.raw_sites {
             let r = &mut p.site_range[v as usize];
@@ -196,8 +208,6 @@ impl Partners {
                 }
             }
         }
-        p.range.clear();
-        p.range.resize(nv, (0, 0));
         p.list.clear();
         for &v in &p.touched {
             let (a, b) = p.site_range[v as usize];

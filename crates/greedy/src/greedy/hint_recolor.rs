@@ -15,12 +15,12 @@
 
 use super::Allocator;
 use super::csr::CSR_COST;
-use super::interval::IntervalId;
+use super::interval::{IntervalId, LiveInterval};
 use crate::analysis::intervals::{Point, before, point_inst};
 use crate::observe::observe;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use log::debug;
-use regalloc2::{Function, PReg, VReg};
+use regalloc2::{Function, PReg, PRegSet, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
@@ -45,18 +45,40 @@ pub(crate) struct CopyGraph {
     by_neighbour: Vec<(IntervalId, IntervalId, f32)>,
     fixed_range: SecondaryMap<IntervalId, (u32, u32)>,
     group: Vec<IntervalId>,
-    in_group: SecondaryMap<IntervalId, bool>,
+    /// Per interval: whether it is in `group` or in `others` (once they are all known),
+    /// and in which attempt (`attempt`); marks of earlier attempts mean neither, so none
+    /// are cleared.
+    side: SecondaryMap<IntervalId, (u32, Side)>,
+    attempt: u32,
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
     pieces: PieceIndex,
+    /// Per register class: the registers of its allocation order (what `may_hold` looks
+    /// up in the order list, here one bit per probe).
+    in_order: [PRegSet; 3],
     /// Moves made so far in this function's recoloring.
     moves: u32,
     /// Per register index: the value of `moves` when its occupants last changed.
     changed_at: Vec<u32>,
     /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
     failed_at: Vec<u32>,
+    /// Per interval: the register its group last failed to move to, and `moves` then.
+    /// Any member of a group collects the same group, so while neither register changes
+    /// the attempt fails again from any of them.
+    stuck: SecondaryMap<IntervalId, (Option<PReg>, u32)>,
     broken: Vec<u32>,
     crossings: Vec<EdgeCrossing>,
+}
+
+impl CopyGraph {
+    fn side(&self, i: IntervalId) -> Side {
+        let (attempt, side) = self.side[i];
+        if attempt == self.attempt {
+            side
+        } else {
+            Side::Neither
+        }
+    }
 }
 
 /// A split value changing piece on a CFG edge: the copy between its two pieces, keyed by
@@ -67,8 +89,30 @@ struct EdgeCrossing {
     copy: (IntervalId, IntervalId, f32),
 }
 
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Side {
+    #[default]
+    Neither,
+    Group,
+    Other,
+}
+
 /// `CopyGraph::failed_at` of a copy not tried yet.
 const NOT_TRIED: u32 = u32::MAX;
+
+/// Below this, a sum of whole-number frequencies is exact in `f32` (every partial sum is
+/// no larger), so it does not depend on the order of its terms.
+const EXACT_SUM: f32 = 16_777_216.0;
+
+/// The answer of `exchange_gains`.
+#[derive(PartialEq)]
+enum Gain {
+    Pays,
+    Loses,
+    /// Loses, but the costs were rounded: summed in another order (from another seed of
+    /// the same group), they might not.
+    LosesRounded,
+}
 
 /// Where each piece of a value lies, for values of `2..=MAX_PIECES` pieces: the runs of
 /// its assigned pieces in one sorted list (pieces of a value are disjoint), so finding
@@ -102,9 +146,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// broken are all read from those two registers), so unless one of them changed since,
     /// the attempt would fail again.
     fn worth_retrying(g: &CopyGraph, failed_at: u32, x: PReg, y: PReg) -> bool {
-        failed_at == NOT_TRIED
-            || g.changed_at[x.index()] > failed_at
-            || g.changed_at[y.index()] > failed_at
+        failed_at == NOT_TRIED || Self::changed_since(g, failed_at, x, y)
+    }
+
+    fn changed_since(g: &CopyGraph, moves: u32, x: PReg, y: PReg) -> bool {
+        g.changed_at[x.index()] > moves || g.changed_at[y.index()] > moves
     }
 
     fn recolor_pass(&mut self, g: &mut CopyGraph) {
@@ -278,12 +324,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             g.fixed_range[a] = (start, i as u32);
         }
-        g.in_group.clear();
+        g.side.clear();
+        g.attempt = 0;
         g.moves = 0;
         g.changed_at.clear();
         g.changed_at.resize(PReg::NUM_INDEX, 0);
         g.failed_at.clear();
         g.failed_at.resize(g.edges.len() + g.fixed.len(), NOT_TRIED);
+        g.stuck.clear();
+        for (set, order) in g.in_order.iter_mut().zip(&self.out.order) {
+            *set = PRegSet::empty();
+            for &p in order {
+                set.add(p);
+            }
+        }
+        debug_assert!(
+            g.edges.iter().all(|e| e.2.fract() == 0.0)
+                && g.fixed.iter().all(|f| f.2.fract() == 0.0),
+            "block frequencies are whole numbers"
+        );
     }
 
     /// Moves between two pieces of one value are copies too: where one piece ends and
@@ -355,11 +414,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if from == target {
             return false;
         }
-        let moved = self.collect_group(g, seed, from) && self.move_or_swap(g, from, target);
-        for &m in &g.group {
-            g.in_group[m] = false;
+        let (stuck_on, stuck_at) = g.stuck[seed];
+        if stuck_on == Some(target) && !Self::changed_since(g, stuck_at, from, target) {
+            return false;
         }
-        moved
+        g.others.clear();
+        g.attempt += 1;
+        let outcome = if self.collect_group(g, seed, from) {
+            self.move_or_swap(g, from, target)
+        } else {
+            Gain::Loses
+        };
+        if outcome == Gain::Loses {
+            for &m in &g.group {
+                g.stuck[m] = (Some(target), g.moves);
+            }
+        }
+        outcome == Gain::Pays
     }
 
     /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`;
@@ -367,34 +438,36 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
-        g.in_group[seed] = true;
+        g.side[seed] = (g.attempt, Side::Group);
         let mut i = 0;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
             let (s, e) = g.adj_range[m];
             for &(o, _) in &g.adj[s as usize..e as usize] {
-                if !g.in_group[o] && self.ctx.intervals[o].assigned == Some(from) {
+                if g.side(o) != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
                     if g.group.len() == MAX_GROUP {
                         return false;
                     }
                     g.group.push(o);
-                    g.in_group[o] = true;
+                    g.side[o] = (g.attempt, Side::Group);
                 }
             }
         }
         true
     }
 
-    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> bool {
-        // Intervals in `target` that overlap the group (the swap partners).
-        g.others.clear();
+    /// Whether the group moved (`Pays`); otherwise whether another seed of it would fail
+    /// too (`Loses`).
+    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
+        // `g.others` (empty) gathers the intervals in `target` that overlap the group (the
+        // swap partners).
         // The cheap checks of every member before any register probe.
         if g.group.iter().any(|&m| {
             let iv = &self.ctx.intervals[m];
-            !self.may_hold(target, iv) || self.fixed_conflict(target, iv)
+            !self.may_take(g, target, iv) || self.fixed_conflict(target, iv)
         }) {
-            return false;
+            return Gain::Loses;
         }
         for k in 0..g.group.len() {
             let iv = &self.ctx.intervals[g.group[k]];
@@ -402,12 +475,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .matrix
                 .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
             if g.others.len() > MAX_SWAP {
-                return false;
+                return Gain::Loses;
             }
         }
         if g.others.is_empty() {
-            if !self.exchange_gains(g, from, target) {
-                return false;
+            let gain = self.exchange_gains(g, from, target);
+            if gain != Gain::Pays {
+                return gain;
             }
             let group = std::mem::take(&mut g.group);
             self.vacate(g, &group, from);
@@ -416,25 +490,31 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             g.moves += 1;
             self.ctx.callee_saved.touch(target);
             self.stats.hint_recolorings += 1;
-            return true;
+            return Gain::Pays;
         }
         // Exchange: it must pay, and every partner must fit in `from` once the group
         // has left it. The gain is a walk over copies; fitting is a register probe per
         // partner, so it is asked second (most exchanges fail one or the other).
-        if !self.exchange_gains(g, from, target) {
-            return false;
+        for &o in &g.others {
+            g.side[o] = (g.attempt, Side::Other);
+        }
+        let gain = self.exchange_gains(g, from, target);
+        if gain != Gain::Pays {
+            return gain;
         }
         let fits = g.others.iter().all(|&o| {
             let iv = &self.ctx.intervals[o];
-            self.may_hold(from, iv) && !self.fixed_conflict(from, iv)
+            self.may_take(g, from, iv) && !self.fixed_conflict(from, iv)
         }) && g.others.iter().all(|&o| {
             !self
                 .ctx
                 .matrix
-                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| !g.in_group[j])
+                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| {
+                    g.side(j) != Side::Group
+                })
         });
         if !fits {
-            return false;
+            return Gain::Loses;
         }
         let others = std::mem::take(&mut g.others);
         let group = std::mem::take(&mut g.group);
@@ -447,7 +527,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.moves += 1;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
-        true
+        Gain::Pays
+    }
+
+    /// `may_hold`, by the sets of `g.in_order`.
+    fn may_take(&self, g: &CopyGraph, p: PReg, iv: &LiveInterval) -> bool {
+        let held = p.hw_enc() < iv.limit && g.in_order[iv.vreg.class() as usize].contains(p);
+        debug_assert_eq!(held, self.may_hold(p, iv));
+        held
     }
 
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
@@ -483,23 +570,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Does moving the group from `from` to `target`, and `g.others` (if any) from
     /// `target` to `from`, lower the weighted cost of the copies around both? Opening an
     /// untouched callee-saved `target` costs its save and restore.
-    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> bool {
+    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        let after = |o: IntervalId| {
-            if g.in_group[o] {
-                Some(target)
-            } else if g.others.contains(&o) {
-                Some(from)
-            } else {
-                self.ctx.intervals[o].assigned
-            }
+        let after = |o: IntervalId| match g.side(o) {
+            Side::Group => Some(target),
+            Side::Other => Some(from),
+            Side::Neither => self.ctx.intervals[o].assigned,
         };
         for (members, now, next) in [(&g.group, from, target), (&g.others, target, from)] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
                 for &(o, freq) in &g.adj[s as usize..e as usize] {
                     // A copy between the two sets is seen from both ends: count it once.
-                    if g.others.contains(&o) && now == from {
+                    if now == from && g.side(o) == Side::Other {
                         continue;
                     }
                     if self.ctx.intervals[o].assigned != Some(now) {
@@ -523,6 +606,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if self.ctx.callee_saved.is_untouched(target) {
             after_cost += CSR_COST;
         }
-        after_cost < before_cost
+        if after_cost < before_cost {
+            Gain::Pays
+        } else if before_cost < EXACT_SUM && after_cost < EXACT_SUM {
+            Gain::Loses
+        } else {
+            Gain::LosesRounded
+        }
     }
 }

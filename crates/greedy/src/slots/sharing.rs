@@ -75,6 +75,33 @@ impl Segs<'_> {
             Segs::Slice(x) => x.iter().any(|g| f(g.start, g.end)),
         }
     }
+
+    /// Does `f` hold for a segment that intersects `[lo, hi)`?
+    fn any_within(&self, lo: u32, hi: u32, mut f: impl FnMut(u32, u32) -> bool) -> bool {
+        match self {
+            Segs::Runs(runs) => runs.iter().any(|r| {
+                // Usually the first segment already ends past `lo`: no search then.
+                let i = match r.first() {
+                    Some(g) if g.1 <= lo => r.partition_point(|g| g.1 <= lo),
+                    _ => 0,
+                };
+                r[i..]
+                    .iter()
+                    .take_while(|g| g.0 < hi)
+                    .any(|&(s, e)| f(s, e))
+            }),
+            Segs::Slice(x) => {
+                let i = match x.first() {
+                    Some(g) if g.end <= lo => x.partition_point(|g| g.end <= lo),
+                    _ => 0,
+                };
+                x[i..]
+                    .iter()
+                    .take_while(|g| g.start < hi)
+                    .any(|g| f(g.start, g.end))
+            }
+        }
+    }
 }
 
 /// Restores the runs' invariant after runs were added: while two runs are within a
@@ -243,12 +270,18 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
         if sa.len() == 0 || sb.len() == 0 {
             return true;
         }
-        let (small, big) = if sa.len() <= sb.len() {
-            (sa, sb)
+        let (small, big, hull) = if sa.len() <= sb.len() {
+            (sa, sb, ha)
         } else {
-            (sb, sa)
+            (sb, sa, hb)
         };
-        small.any(|s, e| big.hits(s, e))
+        // Only segments where the hulls overlap can meet.
+        let (lo, hi) = (ha.0.max(hb.0), ha.1.min(hb.1));
+        if lo <= hull.0 && hull.1 <= hi {
+            small.any(|s, e| big.hits(s, e))
+        } else {
+            small.any_within(lo, hi, |s, e| big.hits(s, e))
+        }
     }
 
     /// Unites the groups of roots `a` and `b` (not overlapping); returns the new root,
