@@ -50,7 +50,8 @@ pub(crate) trait EvictionAdvisor {
     /// The cost of evicting nothing yet.
     fn no_cost(&self) -> EvictionCost;
     /// Adds `victim` to the cost of a register; `breaks_hint` says whether the victim
-    /// loses a register it is hinted to.
+    /// loses a register it is hinted to. Adding a victim never makes a cost `cheaper`
+    /// than it was: the mechanism drops a register once its partial cost loses.
     fn add_victim(&self, cost: &mut EvictionCost, victim: &LiveInterval, breaks_hint: bool);
     /// Is `a` strictly cheaper than `b`? Ties keep the register found first.
     fn cheaper(&self, a: &EvictionCost, b: &EvictionCost) -> bool;

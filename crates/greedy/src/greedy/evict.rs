@@ -33,24 +33,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 intf.clear();
-                self.ctx
-                    .matrix
-                    .interference(p, &iv.runs, &mut intf, max_interference);
-                if intf.len() > max_interference {
-                    continue;
-                }
+                // A register is out as soon as one occupant may not be evicted or the
+                // cost so far is no cheaper than the best register's: costs only grow
+                // as victims are added (more broken hints, a heavier heaviest victim).
                 let mut cost = self.eviction.no_cost();
-                let mut ok = true;
-                for &j in &intf {
-                    let victim = &self.ctx.intervals[j];
-                    if !self.eviction.may_evict(iv, victim, cascade) {
-                        ok = false;
-                        break;
-                    }
-                    self.eviction
-                        .add_victim(&mut cost, victim, self.is_hinted_to(j, p));
-                }
-                if !ok {
+                let ok = self.ctx.matrix.interference_while(
+                    p,
+                    &iv.runs,
+                    &mut intf,
+                    max_interference,
+                    |j| {
+                        let victim = &self.ctx.intervals[j];
+                        if !self.eviction.may_evict(iv, victim, cascade) {
+                            return false;
+                        }
+                        self.eviction
+                            .add_victim(&mut cost, victim, self.is_hinted_to(j, p));
+                        best.is_none_or(|(_, c)| self.eviction.cheaper(&cost, &c))
+                    },
+                );
+                if !ok || intf.len() > max_interference {
                     continue;
                 }
                 if best.is_none_or(|(_, c)| self.eviction.cheaper(&cost, &c)) {

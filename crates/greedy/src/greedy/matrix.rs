@@ -158,14 +158,21 @@ impl Union {
     }
 
     /// Pushes (deduplicated, latest first within each of `segments` merged) the ids of
-    /// the entries overlapping `segments`; stops once `out` holds more than `limit`.
-    fn overlapping(&self, segments: &[Segment], out: &mut Vec<IntervalId>, limit: usize) {
+    /// the entries overlapping `segments`; stops once `out` holds more than `limit`, or
+    /// as soon as `accept` refuses an id just pushed (then returns false).
+    fn overlapping(
+        &self,
+        segments: &[Segment],
+        out: &mut Vec<IntervalId>,
+        limit: usize,
+        mut accept: impl FnMut(IntervalId) -> bool,
+    ) -> bool {
         let mut cursor = FRESH;
         for s in merged(segments) {
             // The occupants overlapping `s` are consecutive: from the first ending after
             // its start, while they start before its end. Pushed latest first.
             let Some(first) = self.seek(&mut cursor, s.start) else {
-                return;
+                return true;
             };
             if first.start >= s.end {
                 continue;
@@ -180,7 +187,10 @@ impl Union {
                 if !out.contains(&id) {
                     out.push(id);
                     if out.len() > limit {
-                        return;
+                        return true;
+                    }
+                    if !accept(id) {
+                        return false;
                     }
                 }
                 if pos == cursor {
@@ -189,6 +199,7 @@ impl Union {
                 pos = self.step_back(pos);
             }
         }
+        true
     }
 
     /// Whether an entry overlapping `segments` has an id `pick` accepts.
@@ -306,11 +317,22 @@ impl InterferenceMatrix {
         out: &mut Vec<IntervalId>,
         limit: usize,
     ) {
+        self.interference_while(preg, segments, out, limit, |_| true);
+    }
+
+    /// `interference`, handing each interval to `accept` as it is found and stopping
+    /// (returning false) at the first one refused: a caller that would reject the
+    /// register for any one of its occupants need not collect the rest.
+    pub fn interference_while(
+        &self,
+        preg: PReg,
+        segments: &[Segment],
+        out: &mut Vec<IntervalId>,
+        limit: usize,
+        accept: impl FnMut(IntervalId) -> bool,
+    ) -> bool {
         let u = &self.unions[preg.index()];
-        if u.is_empty() {
-            return;
-        }
-        u.overlapping(segments, out, limit);
+        u.is_empty() || u.overlapping(segments, out, limit, accept)
     }
 
     /// Does an interval assigned to `preg` for which `pick` holds overlap `segments`
@@ -464,8 +486,17 @@ mod tests {
                 }
             }
             let mut got_ids = Vec::new();
-            u.overlapping(&segs, &mut got_ids, usize::MAX);
+            u.overlapping(&segs, &mut got_ids, usize::MAX, |_| true);
             assert_eq!(got_ids, want, "overlapping {segs:?}");
+            // Refusing one occupant stops the walk right after it.
+            if !want.is_empty() {
+                let refused = want[next(want.len() as u64) as usize];
+                let mut seen = Vec::new();
+                let all = u.overlapping(&segs, &mut seen, usize::MAX, |id| id != refused);
+                let upto = want.iter().position(|&id| id == refused).unwrap();
+                assert!(!all);
+                assert_eq!(seen, want[..=upto]);
+            }
             // Freedom over each segment, from the bits or the union, as the list says.
             let mut cursor = FRESH;
             for &s in &segs {
