@@ -640,7 +640,31 @@ pub(crate) fn fixed_conflict(
 
 /// `fixed_conflict` for one segment, for callers probing sorted segments in order:
 /// `lo` carries the search position from one call to the next.
+#[inline]
 pub(crate) fn fixed_conflict_from(
+    reservations: &RegReservations,
+    lo: &mut usize,
+    seg: Segment,
+    owner: VReg,
+) -> bool {
+    // Probes come segment by segment and reservations are sparse: mostly the one at `lo`
+    // still ends after the segment starts (so the search would stay there) and starts
+    // after it ends, and the answer is no without a search.
+    if let Some(r) = reservations.get(*lo)
+        && r.end > seg.start
+        && r.start >= seg.end
+    {
+        debug_assert!({
+            let mut searched = *lo;
+            !fixed_conflict_search(reservations, &mut searched, seg, owner) && searched == *lo
+        });
+        return false;
+    }
+    fixed_conflict_search(reservations, lo, seg, owner)
+}
+
+#[inline(never)]
+fn fixed_conflict_search(
     reservations: &RegReservations,
     lo: &mut usize,
     seg: Segment,
