@@ -149,6 +149,11 @@ pub(crate) struct FixedIndex {
     /// Every register with a reservation: once an interval conflicts with all of them,
     /// the rest of its runs cannot add one.
     all: PRegSet,
+    /// `bucket[k]`: the first entry that can reach past point `k * BUCKET_POINTS` (start
+    /// plus `max_len` beyond it). A run starting in bucket `k` has its first candidate
+    /// entry between `bucket[k]` and `bucket[k + 1]`, so its search spans one bucket, not
+    /// the whole function.
+    bucket: Vec<u32>,
 }
 
 #[derive(Clone, Copy)]
@@ -165,6 +170,7 @@ impl FixedIndex {
         self.entries.clear();
         self.max_len = 0;
         self.all = PRegSet::empty();
+        self.bucket.clear();
     }
 
     fn push(&mut self, start: Point, end: Point, owner: VReg, regs: PRegSet) {
@@ -178,13 +184,46 @@ impl FixedIndex {
         self.all.union_from(regs);
     }
 
-    /// Sorts the entries by start. Blocks and instructions are scanned last to first, so
-    /// the entries arrive nearly reversed.
-    fn finish(&mut self) {
+    /// Sorts the entries by start (blocks and instructions are scanned last to first, so
+    /// the entries arrive nearly reversed), then indexes them up to point `points`.
+    fn finish(&mut self, points: Point) {
         self.entries.reverse();
         if !self.entries.is_sorted_by_key(|e| e.start) {
             self.entries.sort_unstable_by_key(|e| e.start);
         }
+        self.bucket.clear();
+        if self.entries.is_empty() {
+            return;
+        }
+        let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
+        let mut i = 0;
+        for k in 0..buckets {
+            let p = k as u32 * BUCKET_POINTS;
+            while i < self.entries.len() && self.reach(&self.entries[i]) <= p {
+                i += 1;
+            }
+            self.bucket.push(i as u32);
+        }
+    }
+
+    /// No run starting at or after this point can overlap `e`.
+    fn reach(&self, e: &FixedEntry) -> Point {
+        e.start.saturating_add(self.max_len)
+    }
+
+    /// The first entry at or after `lo` that can reach past point `p` (`lo` at most that
+    /// entry).
+    fn first_reaching_past(&self, lo: usize, p: Point) -> usize {
+        let k = (p / BUCKET_POINTS) as usize;
+        let n = self.entries.len();
+        let hi = self.bucket.get(k + 1).map_or(n, |&b| b as usize);
+        let lo = self
+            .bucket
+            .get(k)
+            .map_or(n, |&b| b as usize)
+            .max(lo)
+            .min(hi);
+        lo + self.entries[lo..hi].partition_point(|e| self.reach(e) <= p)
     }
 
     /// The registers on which a reservation not owned by `owner` overlaps one of `runs`
@@ -194,8 +233,12 @@ impl FixedIndex {
         let mut i = 0;
         for r in runs {
             // Entries starting at or before `r.start - max_len` end by `r.start`.
-            i += self.entries[i..]
-                .partition_point(|e| e.start.saturating_add(self.max_len) <= r.start);
+            i = self.first_reaching_past(i, r.start);
+            debug_assert_eq!(
+                i,
+                self.entries
+                    .partition_point(|e| e.start.saturating_add(self.max_len) <= r.start)
+            );
             for e in self.entries[i..].iter().take_while(|e| e.start < r.end) {
                 if e.end > r.start && e.owner != owner {
                     regs.union_from(e.regs);
@@ -382,13 +425,12 @@ impl LiveIntervals {
                 && self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
         }));
 
-        self.fixed_index.finish();
-
         let points = f
             .num_insts()
             .checked_mul(2)
             .and_then(|p| Point::try_from(p).ok())
             .unwrap_or(Point::MAX);
+        self.fixed_index.finish(points);
         for p in self.fixed_used {
             let reservations = &mut self.fixed[p.index()];
             let list = &mut reservations.list;
@@ -640,7 +682,31 @@ pub(crate) fn fixed_conflict(
 
 /// `fixed_conflict` for one segment, for callers probing sorted segments in order:
 /// `lo` carries the search position from one call to the next.
+#[inline]
 pub(crate) fn fixed_conflict_from(
+    reservations: &RegReservations,
+    lo: &mut usize,
+    seg: Segment,
+    owner: VReg,
+) -> bool {
+    // Probes come segment by segment and reservations are sparse: mostly the one at `lo`
+    // still ends after the segment starts (so the search would stay there) and starts
+    // after it ends, and the answer is no without a search.
+    if let Some(r) = reservations.get(*lo)
+        && r.end > seg.start
+        && r.start >= seg.end
+    {
+        debug_assert!({
+            let mut searched = *lo;
+            !fixed_conflict_search(reservations, &mut searched, seg, owner) && searched == *lo
+        });
+        return false;
+    }
+    fixed_conflict_search(reservations, lo, seg, owner)
+}
+
+#[inline(never)]
+fn fixed_conflict_search(
     reservations: &RegReservations,
     lo: &mut usize,
     seg: Segment,

@@ -30,7 +30,7 @@ use cranelift_entity::PrimaryMap;
 use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
 use log::debug;
 use matrix::InterferenceMatrix;
-use queue::IntervalQueue;
+use queue::{IntervalQueue, IntervalShape};
 use regalloc2::{Allocation, Function, MachineEnv, OperandConstraint, PReg, RegAllocError, VReg};
 
 /// Allocator state kept across functions for its buffers.
@@ -278,19 +278,40 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .sum()
     }
 
-    pub(crate) fn enqueue(&mut self, id: IntervalId) {
-        let iv = &mut self.ctx.intervals[id];
-        if iv.stage == Stage::New {
-            iv.stage = Stage::Assign;
-        }
-        let iv = &self.ctx.intervals[id];
+    /// The parts of `iv`'s priority its stage does not decide.
+    fn shape_of(&self, iv: &LiveInterval) -> IntervalShape {
         let has_hint = !self.ctx.partners.of(iv.vreg).is_empty()
             || (self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
                 && iv
                     .uses
                     .iter()
                     .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))));
-        let prio = self.priority.priority(iv, self.weighted_size(iv), has_hint);
+        IntervalShape {
+            weighted_size: self.weighted_size(iv),
+            has_hint,
+        }
+    }
+
+    pub(crate) fn enqueue(&mut self, id: IntervalId) {
+        let iv = &mut self.ctx.intervals[id];
+        if iv.stage == Stage::New {
+            iv.stage = Stage::Assign;
+        }
+        let iv = &self.ctx.intervals[id];
+        let shape = match self.ctx.queue.cached_shape(id) {
+            Some(shape) => {
+                debug_assert_eq!(shape, self.shape_of(iv));
+                shape
+            }
+            None => {
+                let shape = self.shape_of(iv);
+                self.ctx.queue.set_shape(id, shape);
+                shape
+            }
+        };
+        let prio = self
+            .priority
+            .priority(iv, shape.weighted_size, shape.has_hint);
         self.ctx.queue.push(id, prio);
     }
 

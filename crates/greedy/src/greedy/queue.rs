@@ -6,6 +6,10 @@
 //! are unique (the interval id breaks ties), so the pop order is fully determined.
 //! Against the hashed `priority-queue` this saves a hash-map update per push and pop,
 //! which was a fixed cost on every interval of every function.
+//!
+//! The queue also keeps, per interval, the parts of its priority that depend only on
+//! its segments and uses (see `IntervalQueue::cached_shape`), so that requeueing an
+//! interval does not walk them again.
 
 use super::interval::IntervalId;
 use cranelift_entity::{EntityRef, SecondaryMap};
@@ -23,26 +27,58 @@ fn key(prio: u64, id: IntervalId) -> QueueKey {
 #[derive(Default)]
 pub(crate) struct IntervalQueue {
     heap: BinaryHeap<QueueKey>,
-    /// The priority each queued interval was last pushed with; `None` when not queued.
-    current: SecondaryMap<IntervalId, Option<u64>>,
+    /// Per interval pushed (or given a shape) since `clear`.
+    slots: SecondaryMap<IntervalId, Slot>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// The priority the interval was last pushed with; `None` when not queued.
+    current: Option<u64>,
+    /// Its shape, once known. A function of the interval's segments and uses, which never
+    /// change once the interval exists (splitting makes new intervals, and a retired
+    /// interval is never queued again), so the first push's shape holds for every later
+    /// one.
+    shape: Option<IntervalShape>,
+}
+
+/// What an interval's priority needs besides its stage: Σ segment length × block
+/// frequency, and whether it has a register preference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct IntervalShape {
+    pub weighted_size: f32,
+    pub has_hint: bool,
 }
 
 impl IntervalQueue {
     pub fn clear(&mut self) {
         self.heap.clear();
-        self.current.clear();
+        self.slots.clear();
+    }
+
+    fn slot(&mut self, id: IntervalId) -> &mut Slot {
+        // Ids arrive mostly in increasing order after `clear`, so growing the map only to
+        // the id asked for would resize it on nearly every push; doubling keeps that to a
+        // few per function. Untouched ids read as neither queued nor shaped either way.
+        let len = self.slots.as_values_slice().len();
+        if id.index() >= len {
+            self.slots.resize((id.index() + 1).max(2 * len));
+        }
+        &mut self.slots[id]
+    }
+
+    /// The shape recorded for `id` since `clear`, if any.
+    pub fn cached_shape(&self, id: IntervalId) -> Option<IntervalShape> {
+        self.slots.get(id).and_then(|slot| slot.shape)
+    }
+
+    pub fn set_shape(&mut self, id: IntervalId, shape: IntervalShape) {
+        self.slot(id).shape = Some(shape);
     }
 
     /// Queues `id` at `prio`, replacing its priority if it is already queued.
     pub fn push(&mut self, id: IntervalId, prio: u64) {
-        // Ids arrive mostly in increasing order after `clear`, so growing the map only to
-        // the id pushed would resize it on nearly every push; doubling keeps that to a
-        // few per function. Unpushed ids read `None` either way.
-        let len = self.current.as_values_slice().len();
-        if id.index() >= len {
-            self.current.resize((id.index() + 1).max(2 * len));
-        }
-        self.current[id] = Some(prio);
+        self.slot(id).current = Some(prio);
         self.heap.push(key(prio, id));
     }
 
@@ -52,8 +88,9 @@ impl IntervalQueue {
         while let Some(k) = self.heap.pop() {
             let prio = (k >> 32) as u64;
             let id = IntervalId::from_u32(u32::MAX - k as u32);
-            if self.current[id] == Some(prio) {
-                self.current[id] = None;
+            let slot = &mut self.slots[id];
+            if slot.current == Some(prio) {
+                slot.current = None;
                 return Some((id, prio));
             }
         }
