@@ -199,8 +199,11 @@ pub(crate) struct RedundantMoves {
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
     end_state: States,
-    /// Per block: the facts it started with when last replayed. A later pass replays it
-    /// again only if they changed: its end state and its drops would not.
+    /// Per block with several predecessors: the facts it started with when last
+    /// replayed. A later pass replays it again only if they changed: its end state and
+    /// its drops would not. A block with one predecessor is replayed whenever that
+    /// predecessor's end state changed (a replay from the same facts decides the same):
+    /// few are, and keeping every block's list cost more than those replays.
     entry_state: States,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
@@ -279,7 +282,8 @@ impl RedundantMoves {
     }
 
     /// One replay of every block (after the first pass, of every block whose starting
-    /// facts changed); decides `keep` and, across blocks, the end states.
+    /// facts may have changed, see `entry_state`); decides `keep` and, across blocks,
+    /// the end states.
     fn pass<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -305,10 +309,12 @@ impl RedundantMoves {
                 }
                 self.dirty[b.index()] = false;
                 self.entry_facts(f, an, b);
-                if !first && self.meet[..] == *self.entry_state.get(b.index()) {
-                    continue;
+                if let [_, _, ..] = f.block_preds(b) {
+                    if !first && self.meet[..] == *self.entry_state.get(b.index()) {
+                        continue;
+                    }
+                    self.entry_state.set(b.index(), &self.meet);
                 }
-                self.entry_state.set(b.index(), &self.meet);
             }
             self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
