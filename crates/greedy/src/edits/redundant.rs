@@ -195,6 +195,8 @@ impl States {
 pub(crate) struct RedundantMoves {
     holds: Holds,
     keep: Vec<bool>,
+    /// Per block: the range of its edits in `out.edits`.
+    edit_range: Vec<(u32, u32)>,
     order: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
@@ -236,6 +238,7 @@ impl RedundantMoves {
         }
         let edits = std::mem::take(&mut out.edits);
         let nb = f.num_blocks();
+        self.find_edit_ranges(f, an, &edits);
         self.order.clear();
         let removed = if cross_block {
             self.order.extend(an.cfg.postorder.iter().rev());
@@ -318,9 +321,16 @@ impl RedundantMoves {
             }
             self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
-            // This block's edits: those at points of its instructions (edits are sorted).
-            let lo = edits.partition_point(|(p, _)| p.inst() < insns.first());
-            let hi = edits.partition_point(|(p, _)| p.inst() <= insns.last());
+            let (lo, hi) = self.edit_range[b.index()];
+            let (lo, hi) = (lo as usize, hi as usize);
+            debug_assert!(
+                lo == hi
+                    || (lo, hi)
+                        == (
+                            edits.partition_point(|(p, _)| p.inst() < insns.first()),
+                            edits.partition_point(|(p, _)| p.inst() <= insns.last()),
+                        )
+            );
             let edits = &edits[..hi];
             if !first {
                 self.keep[lo..hi].fill(true);
@@ -355,6 +365,30 @@ impl RedundantMoves {
                 total: a.total + r.total,
                 cross_block: a.cross_block + r.cross_block,
             })
+    }
+
+    /// Each block's edits: those at points of its instructions, a run of `edits` as
+    /// they are sorted by point and a block's instructions are consecutive. Found in
+    /// one walk, with a lookup per block that has edits, instead of two binary searches
+    /// per block replayed.
+    fn find_edit_ranges<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        an: &Analyses,
+        edits: &[(ProgPoint, Edit)],
+    ) {
+        self.edit_range.clear();
+        self.edit_range.resize(f.num_blocks(), (0, 0));
+        let mut e = 0;
+        while e < edits.len() {
+            let b = an.cfg.block_of(edits[e].0.inst());
+            let last = f.block_insns(b).last();
+            let start = e;
+            while e < edits.len() && edits[e].0.inst() <= last {
+                e += 1;
+            }
+            self.edit_range[b.index()] = (start as u32, e as u32);
+        }
     }
 
     /// Marks in `carry` the vregs whose facts may cross into `b`: its live-ins and, with
