@@ -29,7 +29,7 @@
 use crate::analysis::Analyses;
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
-    ProgPoint, VReg,
+    PRegSet, ProgPoint, VReg,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -534,7 +534,9 @@ impl RedundantMoves {
     /// (a vreg defined twice holds only in the last one), then clobbers erase.
     fn replay_inst<F: Function + ?Sized>(&mut self, f: &F, out: &Output, inst: Inst) {
         let ops = f.inst_operands(inst);
-        let allocs = out.inst_allocs(inst);
+        // An instruction has an allocation per operand, from its offset on.
+        let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..][..ops.len()];
+        debug_assert_eq!(allocs, out.inst_allocs(inst));
         for (op, &alloc) in ops.iter().zip(allocs) {
             if op.kind() == OperandKind::Use && !nonallocatable(*op) {
                 self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
@@ -556,8 +558,12 @@ impl RedundantMoves {
             }
             self.holds.insert(loc(alloc), fresh(v.vreg()));
         }
-        for clobber in f.inst_clobbers(inst) {
-            self.holds.remove(loc(Allocation::reg(clobber)));
+        let clobbers = f.inst_clobbers(inst);
+        // Most instructions clobber nothing: no walk over the set's words for those.
+        if clobbers != PRegSet::empty() {
+            for clobber in clobbers {
+                self.holds.remove(loc(Allocation::reg(clobber)));
+            }
         }
     }
 }
