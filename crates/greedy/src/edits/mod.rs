@@ -394,10 +394,18 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     }
 
     /// `loc_at_end` through `loc_forward`: `b` must not decrease from one call to the
-    /// next.
-    fn loc_at_end_forward(&mut self, out: &Output, b: Block, v: VReg) -> Option<Allocation> {
-        let last = self.func.block_insns(b).last();
-        if self.an.live.def_inst(v) == Some(last) {
+    /// next. `last` is `b`'s last instruction and `last_defines` whether it has a def
+    /// operand (without one it defines no value), both found once per block by the
+    /// caller.
+    #[inline]
+    fn loc_at_end_forward(
+        &mut self,
+        out: &Output,
+        (b, last, last_defines): (Block, Inst, bool),
+        v: VReg,
+    ) -> Option<Allocation> {
+        debug_assert_eq!(last, self.func.block_insns(b).last());
+        if last_defines && self.an.live.def_inst(v) == Some(last) {
             return self.loc_at_end(out, b, v);
         }
         self.loc_forward(v, before(last) + 1)
@@ -455,6 +463,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 .inst_operands(last)
                 .iter()
                 .any(|op| op.kind() == OperandKind::Def);
+            let leaving = (pred, last, last_defines);
             for (succ_idx, &succ) in f.block_succs(pred).iter().enumerate() {
                 let s = succ.index();
                 let preds = f.block_preds(succ);
@@ -481,11 +490,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                             at += 1;
                             tos[at - 1].1
                         };
-                        self.edge_move(out, pred, v, to, point, prio)?;
+                        self.edge_move(out, leaving, v, to, point, prio)?;
                     }
                 } else {
                     for &(v, to) in &tos[at..tos_at[s + 1] as usize] {
-                        self.edge_move(out, pred, v, to, point, prio)?;
+                        self.edge_move(out, leaving, v, to, point, prio)?;
                     }
                 }
                 let params = f.block_params(succ);
@@ -498,7 +507,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         continue;
                     };
                     // Never skipped: this move is the parameter's definition.
-                    let from = self.loc_at_end_forward(out, pred, arg).ok_or_else(|| {
+                    let from = self.loc_at_end_forward(out, leaving, arg).ok_or_else(|| {
                         broken(format_args!(
                             "branch argument {arg} has no location at the end of {pred:?}"
                         ))
@@ -518,13 +527,14 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn edge_move(
         &mut self,
         out: &Output,
-        pred: Block,
+        leaving: (Block, Inst, bool),
         v: VReg,
         to: Allocation,
         point: ProgPoint,
         prio: MovePrio,
     ) -> Result<(), RegAllocError> {
-        let from = self.loc_at_end_forward(out, pred, v).ok_or_else(|| {
+        let pred = leaving.0;
+        let from = self.loc_at_end_forward(out, leaving, v).ok_or_else(|| {
             broken(format_args!(
                 "live-in {v} has no location at the end of {pred:?}"
             ))

@@ -29,7 +29,7 @@
 use crate::analysis::Analyses;
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
-    ProgPoint, VReg,
+    PRegSet, ProgPoint, VReg,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -195,12 +195,17 @@ impl States {
 pub(crate) struct RedundantMoves {
     holds: Holds,
     keep: Vec<bool>,
+    /// Per block: the range of its edits in `out.edits`.
+    edit_range: Vec<(u32, u32)>,
     order: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
     end_state: States,
-    /// Per block: the facts it started with when last replayed. A later pass replays it
-    /// again only if they changed: its end state and its drops would not.
+    /// Per block with several predecessors: the facts it started with when last
+    /// replayed. A later pass replays it again only if they changed: its end state and
+    /// its drops would not. A block with one predecessor is replayed whenever that
+    /// predecessor's end state changed (a replay from the same facts decides the same):
+    /// few are, and keeping every block's list cost more than those replays.
     entry_state: States,
     /// Per block: the moves its last replay removed.
     block_removed: Vec<Removed>,
@@ -233,6 +238,7 @@ impl RedundantMoves {
         }
         let edits = std::mem::take(&mut out.edits);
         let nb = f.num_blocks();
+        self.find_edit_ranges(f, an, &edits);
         self.order.clear();
         let removed = if cross_block {
             self.order.extend(an.cfg.postorder.iter().rev());
@@ -279,7 +285,8 @@ impl RedundantMoves {
     }
 
     /// One replay of every block (after the first pass, of every block whose starting
-    /// facts changed); decides `keep` and, across blocks, the end states.
+    /// facts may have changed, see `entry_state`); decides `keep` and, across blocks,
+    /// the end states.
     fn pass<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -305,16 +312,25 @@ impl RedundantMoves {
                 }
                 self.dirty[b.index()] = false;
                 self.entry_facts(f, an, b);
-                if !first && self.meet[..] == *self.entry_state.get(b.index()) {
-                    continue;
+                if let [_, _, ..] = f.block_preds(b) {
+                    if !first && self.meet[..] == *self.entry_state.get(b.index()) {
+                        continue;
+                    }
+                    self.entry_state.set(b.index(), &self.meet);
                 }
-                self.entry_state.set(b.index(), &self.meet);
             }
             self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
-            // This block's edits: those at points of its instructions (edits are sorted).
-            let lo = edits.partition_point(|(p, _)| p.inst() < insns.first());
-            let hi = edits.partition_point(|(p, _)| p.inst() <= insns.last());
+            let (lo, hi) = self.edit_range[b.index()];
+            let (lo, hi) = (lo as usize, hi as usize);
+            debug_assert!(
+                lo == hi
+                    || (lo, hi)
+                        == (
+                            edits.partition_point(|(p, _)| p.inst() < insns.first()),
+                            edits.partition_point(|(p, _)| p.inst() <= insns.last()),
+                        )
+            );
             let edits = &edits[..hi];
             if !first {
                 self.keep[lo..hi].fill(true);
@@ -349,6 +365,30 @@ impl RedundantMoves {
                 total: a.total + r.total,
                 cross_block: a.cross_block + r.cross_block,
             })
+    }
+
+    /// Each block's edits: those at points of its instructions, a run of `edits` as
+    /// they are sorted by point and a block's instructions are consecutive. Found in
+    /// one walk, with a lookup per block that has edits, instead of two binary searches
+    /// per block replayed.
+    fn find_edit_ranges<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        an: &Analyses,
+        edits: &[(ProgPoint, Edit)],
+    ) {
+        self.edit_range.clear();
+        self.edit_range.resize(f.num_blocks(), (0, 0));
+        let mut e = 0;
+        while e < edits.len() {
+            let b = an.cfg.block_of(edits[e].0.inst());
+            let last = f.block_insns(b).last();
+            let start = e;
+            while e < edits.len() && edits[e].0.inst() <= last {
+                e += 1;
+            }
+            self.edit_range[b.index()] = (start as u32, e as u32);
+        }
     }
 
     /// Marks in `carry` the vregs whose facts may cross into `b`: its live-ins and, with
@@ -494,7 +534,9 @@ impl RedundantMoves {
     /// (a vreg defined twice holds only in the last one), then clobbers erase.
     fn replay_inst<F: Function + ?Sized>(&mut self, f: &F, out: &Output, inst: Inst) {
         let ops = f.inst_operands(inst);
-        let allocs = out.inst_allocs(inst);
+        // An instruction has an allocation per operand, from its offset on.
+        let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..][..ops.len()];
+        debug_assert_eq!(allocs, out.inst_allocs(inst));
         for (op, &alloc) in ops.iter().zip(allocs) {
             if op.kind() == OperandKind::Use && !nonallocatable(*op) {
                 self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
@@ -516,8 +558,12 @@ impl RedundantMoves {
             }
             self.holds.insert(loc(alloc), fresh(v.vreg()));
         }
-        for clobber in f.inst_clobbers(inst) {
-            self.holds.remove(loc(Allocation::reg(clobber)));
+        let clobbers = f.inst_clobbers(inst);
+        // Most instructions clobber nothing: no walk over the set's words for those.
+        if clobbers != PRegSet::empty() {
+            for clobber in clobbers {
+                self.holds.remove(loc(Allocation::reg(clobber)));
+            }
         }
     }
 }
