@@ -120,6 +120,7 @@ impl Union {
     /// No entry overlaps `seg`. A short segment reads the bits (and leaves `pos` where
     /// it was: a cursor behind the probed point stays valid, `seek` only moves forward);
     /// a long one seeks. Only for a union that is not empty (its bits are current).
+    #[inline]
     fn is_free_over(&self, pos: &mut (usize, usize), seg: Segment) -> bool {
         let free = if seg.len() <= MAX_BIT_PROBE {
             !self.bits.any(seg.start, seg.end)
@@ -361,6 +362,7 @@ impl InterferenceMatrix {
     /// Is `preg` free over all of `seg`? Probes of disjoint segments in increasing order
     /// share `cursor` (start from `FreeCursor::default()`), so a walk over a value's
     /// segments costs steps from one probe to the next, not searches.
+    #[inline]
     pub fn is_free_from(&self, preg: PReg, cursor: &mut FreeCursor, seg: Segment) -> bool {
         let u = &self.unions[preg.index()];
         u.is_empty() || u.is_free_over(&mut cursor.0, seg)
