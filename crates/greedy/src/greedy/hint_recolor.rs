@@ -572,23 +572,29 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// untouched callee-saved `target` costs its save and restore.
     fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        let after = |o: IntervalId| match g.side(o) {
-            Side::Group => Some(target),
-            Side::Other => Some(from),
-            Side::Neither => self.ctx.intervals[o].assigned,
-        };
-        for (members, now, next) in [(&g.group, from, target), (&g.others, target, from)] {
+        for (members, now, next, moving) in [
+            (&g.group, from, target, Side::Group),
+            (&g.others, target, from, Side::Other),
+        ] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
                 for &(o, freq) in &g.adj[s as usize..e as usize] {
-                    // A copy between the two sets is seen from both ends: count it once.
-                    if now == from && g.side(o) == Side::Other {
-                        continue;
-                    }
-                    if self.ctx.intervals[o].assigned != Some(now) {
+                    // A copy inside one set stays whole (both ends move together); one
+                    // between the two sets is broken before and after (the ends trade
+                    // registers), counted once, from the occupants' side.
+                    let (before_broken, after_broken) = match g.side(o) {
+                        side if side == moving => continue,
+                        Side::Other => continue,
+                        Side::Group => (true, true),
+                        Side::Neither => {
+                            let reg = self.ctx.intervals[o].assigned;
+                            (reg != Some(now), reg != Some(next))
+                        }
+                    };
+                    if before_broken {
                         before_cost += freq;
                     }
-                    if after(o) != Some(next) {
+                    if after_broken {
                         after_cost += freq;
                     }
                 }
