@@ -195,6 +195,7 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
     fn lay_out(&mut self) {
         let mut sc = std::mem::take(&mut self.slots.colouring);
         let mut order = std::mem::take(&mut sc.order);
+        self.slots.needed.sort_unstable();
         self.collect_spilled(&mut sc);
         if self.partner_slots {
             self.coalesce_partners(&mut sc);
@@ -225,8 +226,11 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
             r.clear();
             sc.spare_runs.push(r);
         }
-        for v in 0..nv {
-            if self.slots.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
+        // `lay_out` sorted them: items are numbered in vreg order.
+        for &v in &self.slots.needed {
+            let v = v as usize;
+            debug_assert_eq!(self.slots.vreg_slot[v], NEEDS_SLOT);
+            if self.an.live.class[v].is_none() {
                 continue;
             }
             let segs = self.segments(v as u32);
