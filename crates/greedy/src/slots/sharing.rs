@@ -59,6 +59,13 @@ impl Segs<'_> {
     fn hits(&self, s: u32, e: u32) -> bool {
         match self {
             Segs::Runs(runs) => runs.iter().any(|r| {
+                // A run ending before `s` (or starting after `e`) needs no search.
+                let (Some(first), Some(last)) = (r.first(), r.last()) else {
+                    return false;
+                };
+                if last.1 <= s || first.0 >= e {
+                    return false;
+                }
                 let i = r.partition_point(|g| g.0 < e);
                 i > 0 && r[i - 1].1 > s
             }),
