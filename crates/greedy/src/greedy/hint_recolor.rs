@@ -125,6 +125,16 @@ struct PieceIndex {
     vregs: Vec<u32>,
 }
 
+impl PieceIndex {
+    /// The assigned piece of `v` (one of `vregs`) holding it at point `p`.
+    fn split_piece_at(&self, v: u32, p: Point) -> Option<IntervalId> {
+        let (s, e) = self.of[v as usize];
+        let runs = &self.runs[s as usize..e as usize];
+        let i = runs.partition_point(|r| r.1 <= p);
+        runs.get(i).filter(|r| r.0 <= p).map(|r| r.2)
+    }
+}
+
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn recolor_hints(&mut self) {
         let mut g = std::mem::take(&mut self.ctx.copy_graph);
@@ -226,10 +236,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// crosses.
     fn piece_at(&self, index: &PieceIndex, v: VReg, p: Point) -> Option<IntervalId> {
         let pieces = &self.ctx.vreg_pieces[v.vreg()];
-        let covers = |runs: &[(u32, u32, IntervalId)]| {
-            let i = runs.partition_point(|r| r.1 <= p);
-            runs.get(i).filter(|r| r.0 <= p).map(|r| r.2)
-        };
         match pieces.len() {
             0 => None,
             1 => {
@@ -239,10 +245,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     .then_some(pieces[0])
             }
             n if n > MAX_PIECES => None,
-            _ => {
-                let (s, e) = index.of[v.vreg()];
-                covers(&index.runs[s as usize..e as usize])
-            }
+            _ => index.split_piece_at(v.vreg() as u32, p),
         }
     }
 
@@ -382,12 +385,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 debug_assert!(self.an.live.livein[succ.index()].contains(&vreg));
+                // The piece entering `succ` is the same from every predecessor.
+                let Some(y) = g.pieces.split_piece_at(v, start) else {
+                    continue;
+                };
                 for (k, &pred) in f.block_preds(succ).iter().enumerate() {
                     let end = before(f.block_insns(pred).last()) + 1;
-                    if let (Some(x), Some(y)) = (
-                        self.piece_at(&g.pieces, vreg, end),
-                        self.piece_at(&g.pieces, vreg, start),
-                    ) && x != y
+                    if let Some(x) = g.pieces.split_piece_at(v, end)
+                        && x != y
                     {
                         let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
                         crossings.push(EdgeCrossing {
