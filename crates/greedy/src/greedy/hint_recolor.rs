@@ -125,6 +125,16 @@ struct PieceIndex {
     vregs: Vec<u32>,
 }
 
+impl PieceIndex {
+    /// The assigned piece of `v` (one of `vregs`) holding it at point `p`.
+    fn split_piece_at(&self, v: u32, p: Point) -> Option<IntervalId> {
+        let (s, e) = self.of[v as usize];
+        let runs = &self.runs[s as usize..e as usize];
+        let i = runs.partition_point(|r| r.1 <= p);
+        runs.get(i).filter(|r| r.0 <= p).map(|r| r.2)
+    }
+}
+
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn recolor_hints(&mut self) {
         let mut g = std::mem::take(&mut self.ctx.copy_graph);
@@ -226,10 +236,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// crosses.
     fn piece_at(&self, index: &PieceIndex, v: VReg, p: Point) -> Option<IntervalId> {
         let pieces = &self.ctx.vreg_pieces[v.vreg()];
-        let covers = |runs: &[(u32, u32, IntervalId)]| {
-            let i = runs.partition_point(|r| r.1 <= p);
-            runs.get(i).filter(|r| r.0 <= p).map(|r| r.2)
-        };
         match pieces.len() {
             0 => None,
             1 => {
@@ -239,10 +245,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     .then_some(pieces[0])
             }
             n if n > MAX_PIECES => None,
-            _ => {
-                let (s, e) = index.of[v.vreg()];
-                covers(&index.runs[s as usize..e as usize])
-            }
+            _ => index.split_piece_at(v.vreg() as u32, p),
         }
     }
 
@@ -382,12 +385,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 debug_assert!(self.an.live.livein[succ.index()].contains(&vreg));
+                // The piece entering `succ` is the same from every predecessor.
+                let Some(y) = g.pieces.split_piece_at(v, start) else {
+                    continue;
+                };
                 for (k, &pred) in f.block_preds(succ).iter().enumerate() {
                     let end = before(f.block_insns(pred).last()) + 1;
-                    if let (Some(x), Some(y)) = (
-                        self.piece_at(&g.pieces, vreg, end),
-                        self.piece_at(&g.pieces, vreg, start),
-                    ) && x != y
+                    if let Some(x) = g.pieces.split_piece_at(v, end)
+                        && x != y
                     {
                         let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
                         crossings.push(EdgeCrossing {
@@ -572,23 +577,29 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// untouched callee-saved `target` costs its save and restore.
     fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
-        let after = |o: IntervalId| match g.side(o) {
-            Side::Group => Some(target),
-            Side::Other => Some(from),
-            Side::Neither => self.ctx.intervals[o].assigned,
-        };
-        for (members, now, next) in [(&g.group, from, target), (&g.others, target, from)] {
+        for (members, now, next, moving) in [
+            (&g.group, from, target, Side::Group),
+            (&g.others, target, from, Side::Other),
+        ] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
                 for &(o, freq) in &g.adj[s as usize..e as usize] {
-                    // A copy between the two sets is seen from both ends: count it once.
-                    if now == from && g.side(o) == Side::Other {
-                        continue;
-                    }
-                    if self.ctx.intervals[o].assigned != Some(now) {
+                    // A copy inside one set stays whole (both ends move together); one
+                    // between the two sets is broken before and after (the ends trade
+                    // registers), counted once, from the occupants' side.
+                    let (before_broken, after_broken) = match g.side(o) {
+                        side if side == moving => continue,
+                        Side::Other => continue,
+                        Side::Group => (true, true),
+                        Side::Neither => {
+                            let reg = self.ctx.intervals[o].assigned;
+                            (reg != Some(now), reg != Some(next))
+                        }
+                    };
+                    if before_broken {
                         before_cost += freq;
                     }
-                    if after(o) != Some(next) {
+                    if after_broken {
                         after_cost += freq;
                     }
                 }

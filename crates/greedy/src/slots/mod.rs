@@ -48,6 +48,9 @@ pub(crate) struct SpillSlots {
     /// First unit of each vreg's slot: `NO_SLOT`, `NEEDS_SLOT` from the moment the
     /// allocator spills any piece of it until `SlotLayout` runs, then the unit.
     pub vreg_slot: Vec<usize>,
+    /// The vregs marked `NEEDS_SLOT`, in marking order: what `SlotLayout` lays out,
+    /// without a scan of every vreg.
+    pub needed: Vec<u32>,
     next: usize,
     named_by_last: bool,
     sizes: [usize; 3],
@@ -60,6 +63,7 @@ impl SpillSlots {
     pub fn reset<F: Function + ?Sized>(&mut self, f: &F) {
         self.vreg_slot.clear();
         self.vreg_slot.resize(f.num_vregs(), NO_SLOT);
+        self.needed.clear();
         self.next = 0;
         self.named_by_last = f.multi_spillslot_named_by_last_slot();
         // Sizes are asked for lazily, only for classes that get a slot: a client may not
@@ -74,6 +78,7 @@ impl SpillSlots {
         let s = &mut self.vreg_slot[v.vreg()];
         if *s == NO_SLOT {
             *s = NEEDS_SLOT;
+            self.needed.push(v.vreg() as u32);
         }
     }
 

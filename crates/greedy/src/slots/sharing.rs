@@ -59,6 +59,13 @@ impl Segs<'_> {
     fn hits(&self, s: u32, e: u32) -> bool {
         match self {
             Segs::Runs(runs) => runs.iter().any(|r| {
+                // A run ending before `s` (or starting after `e`) needs no search.
+                let (Some(first), Some(last)) = (r.first(), r.last()) else {
+                    return false;
+                };
+                if last.1 <= s || first.0 >= e {
+                    return false;
+                }
                 let i = r.partition_point(|g| g.0 < e);
                 i > 0 && r[i - 1].1 > s
             }),
@@ -122,24 +129,46 @@ fn settle(runs: &mut Vec<Vec<(u32, u32)>>, spare: &mut Vec<Vec<(u32, u32)>>) {
         let a = runs.swap_remove(i - 1);
         let mut merged = spare.pop().unwrap_or_default();
         merged.reserve(a.len() + b.len());
-        let (mut x, mut y) = (0, 0);
-        while x < a.len() && y < b.len() {
-            if a[x].0 < b[y].0 {
-                merged.push(a[x]);
-                x += 1;
-            } else {
-                merged.push(b[y]);
-                y += 1;
-            }
-        }
-        merged.extend_from_slice(&a[x..]);
-        merged.extend_from_slice(&b[y..]);
+        merge_runs(&a, &b, &mut merged);
         for mut r in [a, b] {
             r.clear();
             spare.push(r);
         }
         runs.push(merged);
     }
+}
+
+/// Appends the segments of the sorted runs `a` and `b` to `out`, sorted by start (on a
+/// tie, `b`'s first). Runs mostly hold values of different stretches of the function,
+/// so long stretches of one run come in a row: each is found by a galloping search and
+/// copied whole.
+fn merge_runs(mut a: &[(u32, u32)], mut b: &[(u32, u32)], out: &mut Vec<(u32, u32)>) {
+    while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
+        if x.0 < y.0 {
+            let n = leading(a, |g| g.0 < y.0);
+            out.extend_from_slice(&a[..n]);
+            a = &a[n..];
+        } else {
+            let n = leading(b, |g| g.0 <= x.0);
+            out.extend_from_slice(&b[..n]);
+            b = &b[n..];
+        }
+    }
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
+}
+
+/// The length of the prefix of `s` where `below` holds, given that it holds for `s[0]`:
+/// a search doubling its step, then a binary search over the last step, so a prefix of
+/// length n costs O(log n).
+fn leading(s: &[(u32, u32)], below: impl Fn(&(u32, u32)) -> bool) -> usize {
+    let mut hi = 1;
+    while hi < s.len() && below(&s[hi]) {
+        hi *= 2;
+    }
+    // `below(s[hi / 2])` holds: it is `s[0]`, or the step before.
+    let lo = hi / 2 + 1;
+    lo + s[lo..hi.min(s.len())].partition_point(below)
 }
 
 /// A group of spilled values sharing one slot, by the hull of its lifetimes: groups are
@@ -195,6 +224,7 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
     fn lay_out(&mut self) {
         let mut sc = std::mem::take(&mut self.slots.colouring);
         let mut order = std::mem::take(&mut sc.order);
+        self.slots.needed.sort_unstable();
         self.collect_spilled(&mut sc);
         if self.partner_slots {
             self.coalesce_partners(&mut sc);
@@ -225,8 +255,11 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
             r.clear();
             sc.spare_runs.push(r);
         }
-        for v in 0..nv {
-            if self.slots.vreg_slot[v] != NEEDS_SLOT || self.an.live.class[v].is_none() {
+        // `lay_out` sorted them: items are numbered in vreg order.
+        for &v in &self.slots.needed {
+            let v = v as usize;
+            debug_assert_eq!(self.slots.vreg_slot[v], NEEDS_SLOT);
+            if self.an.live.class[v].is_none() {
                 continue;
             }
             let segs = self.segments(v as u32);
@@ -435,6 +468,29 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `merge_runs` gives what sorting the two runs together gives, for runs that
+    /// interleave segment by segment and for runs that alternate in long stretches.
+    #[test]
+    fn merged_runs_are_sorted_and_whole() {
+        let mut next = crate::tests::xorshift(0x2545_f491_4f6c_dd1du64);
+        for stretch in [1u64, 3, 40] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..500u32 {
+                let seg = (4 * i, 4 * i + 1 + (i % 3));
+                if (u64::from(i) / stretch) % 2 == 0 || next(4) == 0 {
+                    a.push(seg);
+                } else {
+                    b.push(seg);
+                }
+            }
+            let mut merged = Vec::new();
+            merge_runs(&a, &b, &mut merged);
+            let mut want = [a, b].concat();
+            want.sort_unstable();
+            assert_eq!(merged, want);
+        }
+    }
 
     /// Runs added one at a time (as unions bring them; some empty) settle into runs that
     /// at least halve in length, hold every segment once and stay sorted, and `hits`
