@@ -82,8 +82,9 @@ pub(crate) struct EditsCtx {
     uniform: Vec<u8>,
     uniform_loc: Vec<Allocation>,
     /// Per block (by `scratch_offsets`): each live-in whose home pieces do not all share
-    /// one location, with where it is at the block's start, in live-in order.
-    scratch_locs: Vec<(VReg, Allocation)>,
+    /// one location, with the index in `pieces` of the piece it is in at the block's
+    /// start, in live-in order.
+    scratch_locs: Vec<(VReg, u32)>,
     scratch_offsets: Vec<u32>,
 }
 
@@ -382,6 +383,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// call (edge moves ask for every live-in value at every block boundary, in block
     /// order, and a value live across the function has a piece per block).
     fn loc_forward(&mut self, v: VReg, p: u32) -> Option<Allocation> {
+        self.piece_forward(v, p)
+            .map(|k| self.ctx.pieces[k as usize].2)
+    }
+
+    /// `loc_forward`, as the index in `pieces` of the piece that covers `p`.
+    fn piece_forward(&mut self, v: VReg, p: u32) -> Option<u32> {
         let (a, b) = self.ctx.piece_range[v.vreg()];
         let c = &mut self.ctx.cursor[v.vreg()];
         let mut i = (*c).max(a);
@@ -389,8 +396,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             i += 1;
         }
         *c = i;
-        let (s, _, alloc) = *self.ctx.pieces.get(i as usize)?;
-        (i < b && s <= p).then_some(alloc)
+        let (s, _, _) = *self.ctx.pieces.get(i as usize)?;
+        (i < b && s <= p).then_some(i)
     }
 
     /// `loc_at_end` through `loc_forward`: `b` must not decrease from one call to the
@@ -443,7 +450,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if self.uniform(v).is_some() {
                     continue;
                 }
-                let to = self.loc_forward(v, start).ok_or_else(|| {
+                let to = self.piece_forward(v, start).ok_or_else(|| {
                     broken(format_args!(
                         "live-in {v} has no location at the start of {succ:?}"
                     ))
@@ -488,12 +495,21 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                             self.ctx.uniform_loc[v.vreg()]
                         } else {
                             at += 1;
-                            tos[at - 1].1
+                            self.ctx.pieces[tos[at - 1].1 as usize].2
                         };
                         self.edge_move(out, leaving, v, to, point, prio)?;
                     }
                 } else {
-                    for &(v, to) in &tos[at..tos_at[s + 1] as usize] {
+                    // The branch defines nothing, so a value is where its home is at the
+                    // end: if the piece it enters the successor in also covers that point,
+                    // the edge needs no move (the common case, not worth a lookup).
+                    let end = before(last) + 1;
+                    for &(v, k) in &tos[at..tos_at[s + 1] as usize] {
+                        let (ps, pe, to) = self.ctx.pieces[k as usize];
+                        if ps <= end && end < pe {
+                            debug_assert_eq!(self.loc(v, end), Some(to));
+                            continue;
+                        }
                         self.edge_move(out, leaving, v, to, point, prio)?;
                     }
                 }
