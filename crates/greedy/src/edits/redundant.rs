@@ -419,6 +419,8 @@ impl RedundantMoves {
 
     /// `self.meet` = the facts at the end of all of `b`'s predecessors (only those
     /// replayed before it in this pass when `only_earlier`) that may cross into `b`.
+    /// Intersected first and filtered last (keeping a fact commutes with intersecting):
+    /// the intersection is often empty, and then `b`'s live-ins need no marking.
     fn meet_preds<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -426,8 +428,6 @@ impl RedundantMoves {
         b: Block,
         only_earlier: bool,
     ) {
-        self.next_epoch();
-        self.mark_carried_into(f, an, b);
         self.meet.clear();
         let rb = an.cfg.rpo_index[b.index()];
         let mut first = true;
@@ -437,14 +437,22 @@ impl RedundantMoves {
             }
             let state = self.end_state.get(p.index());
             if first {
-                let (carry, epoch) = (&self.carry, self.epoch);
-                self.meet
-                    .extend(state.iter().filter(|&&(_, v)| carry[v as usize] == epoch));
+                self.meet.extend_from_slice(state);
                 first = false;
             } else {
                 intersect(&mut self.meet, state);
             }
+            if self.meet.is_empty() {
+                return;
+            }
         }
+        if self.meet.is_empty() {
+            return;
+        }
+        self.next_epoch();
+        self.mark_carried_into(f, an, b);
+        let (carry, epoch) = (&self.carry, self.epoch);
+        self.meet.retain(|&(_, v)| carry[v as usize] == epoch);
     }
 
     /// After a pass: intersects each loop header's assumption with what its
