@@ -17,12 +17,12 @@ mod redundant;
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::intervals::reserved_at;
-use crate::analysis::intervals::{before, group, operand_points, point_inst, reused_vreg};
+use crate::analysis::intervals::{before, group, operand_points, point_inst};
 use crate::assignment::Assignment;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
-    Allocation, Block, Edit, Function, Inst, MachineEnv, OperandConstraint, OperandKind, Output,
-    PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
+    Allocation, Block, Edit, Function, Inst, MachineEnv, Operand, OperandConstraint, OperandKind,
+    OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
 };
 
 /// `EditsCtx::uniform` states.
@@ -281,17 +281,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             let base = out.allocs.len();
             out.inst_alloc_offsets.push(base as u32);
             out.allocs.resize(base + ops.len(), Allocation::none());
-            let reused = reused_vreg(ops);
+            let mut has_reuse = false;
             for (k, &op) in ops.iter().enumerate() {
-                if let Some(p) = op.as_fixed_nonallocatable() {
+                // The constraint decoded once per operand (a chain of tests on its bits).
+                let constraint = op.constraint();
+                let v = op.vreg();
+                if let OperandConstraint::FixedReg(p) = constraint
+                    && v.vreg() == VReg::MAX
+                {
+                    debug_assert_eq!(op.as_fixed_nonallocatable(), Some(p));
                     out.allocs[base + k] = Allocation::reg(p);
                     continue;
                 }
-                let v = op.vreg();
-                let (first, _) = operand_points(inst, op, reused);
                 let is_def = op.kind() == OperandKind::Def;
-                let alloc = match op.constraint() {
-                    OperandConstraint::Reuse(_) => continue,
+                let first = first_point(inst, op);
+                let alloc = match constraint {
+                    OperandConstraint::Reuse(_) => {
+                        has_reuse = true;
+                        continue;
+                    }
                     OperandConstraint::FixedReg(p) => {
                         self.connect_operand_register(inst, v, first, is_def, Allocation::reg(p))?
                     }
@@ -317,13 +325,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 };
                 out.allocs[base + k] = alloc;
             }
+            if !has_reuse {
+                continue;
+            }
             // Reuse defs last: they overwrite their input operand's allocation.
             for (k, &op) in ops.iter().enumerate() {
                 let OperandConstraint::Reuse(j) = op.constraint() else {
                     continue;
                 };
                 let v = op.vreg();
-                let (first, _) = operand_points(inst, op, reused);
+                let first = first_point(inst, op);
                 let r = match self.reload_at(at, i, v, true) {
                     Some(r) => {
                         let r = Allocation::reg(r);
@@ -795,6 +806,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         out.debug_locations.truncate(kept);
     }
+}
+
+/// The first point at which `op` of `inst` needs its value: `operand_points`' first,
+/// which does not depend on the instruction's reused input (only the last point does).
+#[inline]
+fn first_point(inst: Inst, op: Operand) -> u32 {
+    let first =
+        before(inst) + u32::from(op.kind() == OperandKind::Def && op.pos() == OperandPos::Late);
+    debug_assert_eq!(first, operand_points(inst, op, None).0);
+    first
 }
 
 /// An internal invariant broke (a value with no location where it is needed). In debug
