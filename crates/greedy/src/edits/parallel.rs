@@ -4,8 +4,7 @@
 //! stack-to-stack move is routed through a register: a free one if the caller has one,
 //! else a victim register saved to and restored from a spill slot around the move.
 
-use hashbrown::HashMap;
-use regalloc2::{Allocation, PReg, RegClass};
+use regalloc2::{Allocation, AllocationKind, PReg, RegClass};
 
 /// Where the resolver may put temporaries, answered by the caller for one move group.
 pub(crate) trait ScratchSource {
@@ -19,11 +18,35 @@ pub(crate) trait ScratchSource {
     fn is_stack(&self, a: Allocation) -> bool;
 }
 
+/// What one location is to the group being sequentialized: how many pending moves read
+/// it and which one writes it. Valid only if stamped with the current generation (so a
+/// new group starts from nothing without clearing the table).
+#[derive(Clone, Copy, Default)]
+struct LocUse {
+    generation: u32,
+    readers: u32,
+    writer: u32,
+}
+
+const NO_WRITER: u32 = u32::MAX;
+
+/// A location as a dense index: registers by `PReg` index, then the empty allocation,
+/// then stack slots by slot index.
+#[inline]
+fn dense(a: Allocation) -> usize {
+    match a.kind() {
+        AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index()),
+        AllocationKind::None => PReg::NUM_INDEX,
+        AllocationKind::Stack => PReg::NUM_INDEX + 1 + a.as_stack().map_or(0, |s| s.index()),
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct ParallelMoves {
     pending: Vec<(Allocation, Allocation)>,
-    readers: HashMap<u32, u32>,
-    writer: HashMap<u32, usize>,
+    /// Per location (`dense`), for groups of several moves.
+    uses: Vec<LocUse>,
+    generation: u32,
     ready: Vec<usize>,
     done: Vec<bool>,
     sequence: Vec<(Allocation, Allocation)>,
@@ -64,18 +87,23 @@ impl ParallelMoves {
             self.sequence.push(only);
             return;
         }
-        self.readers.clear();
-        self.writer.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.uses.fill(LocUse::default());
+            self.generation = 1;
+        }
         self.ready.clear();
         self.done.clear();
         self.done.resize(self.pending.len(), false);
-        for (i, &(from, to)) in self.pending.iter().enumerate() {
-            *self.readers.entry(from.bits()).or_insert(0) += 1;
-            let prev = self.writer.insert(to.bits(), i);
-            debug_assert!(prev.is_none(), "two moves write {to}");
+        for i in 0..self.pending.len() {
+            let (from, to) = self.pending[i];
+            self.touch(from).readers += 1;
+            let w = self.touch(to);
+            debug_assert_eq!(w.writer, NO_WRITER, "two moves write {to}");
+            w.writer = i as u32;
         }
         for (i, &(_, to)) in self.pending.iter().enumerate() {
-            if !self.readers.contains_key(&to.bits()) {
+            if self.readers(to) == 0 {
                 self.ready.push(i);
             }
         }
@@ -109,24 +137,49 @@ impl ParallelMoves {
                     self.pending[k].0 = t;
                 }
             }
-            self.readers.remove(&to.bits());
+            self.touch(to).readers = 0;
             self.ready.push(next_cycle);
             // The temporary is read by the redirected moves; it is never a destination
             // of a pending move, so it can be reused for the next cycle afterwards.
         }
     }
 
+    /// `a`'s entry, reset first if it was last touched by another group.
+    #[inline]
+    fn touch(&mut self, a: Allocation) -> &mut LocUse {
+        let l = dense(a);
+        if l >= self.uses.len() {
+            self.uses.resize(l + 1, LocUse::default());
+        }
+        let u = &mut self.uses[l];
+        if u.generation != self.generation {
+            *u = LocUse {
+                generation: self.generation,
+                readers: 0,
+                writer: NO_WRITER,
+            };
+        }
+        u
+    }
+
+    /// The pending moves still reading `a`.
+    #[inline]
+    fn readers(&self, a: Allocation) -> u32 {
+        match self.uses.get(dense(a)) {
+            Some(u) if u.generation == self.generation => u.readers,
+            _ => 0,
+        }
+    }
+
     fn release(&mut self, from: Allocation) {
-        if let Some(n) = self.readers.get_mut(&from.bits()) {
-            *n -= 1;
-            if *n == 0 {
-                self.readers.remove(&from.bits());
-                if let Some(&w) = self.writer.get(&from.bits())
-                    && !self.done[w]
-                {
-                    self.ready.push(w);
-                }
-            }
+        if self.readers(from) == 0 {
+            return;
+        }
+        let u = self.touch(from);
+        u.readers -= 1;
+        let (left, w) = (u.readers, u.writer);
+        if left == 0 && w != NO_WRITER && !self.done[w as usize] {
+            self.ready.push(w as usize);
         }
     }
 
