@@ -62,9 +62,13 @@ pub(crate) struct Assignment {
     /// resolver looks for a free temporary, in the same order.
     pub order: [Vec<PReg>; 3],
     /// Per register, the ranges held by a piece, built on the first `is_held` (only
-    /// parallel moves that need a temporary ask, and most functions have none).
+    /// parallel moves that need a temporary ask, and most functions have none). A
+    /// register's ranges are sorted by start on its first question (`held_sorted`):
+    /// the questions stop at the first free register in allocation order, so most
+    /// registers are never asked about.
     held_range: Vec<(u32, u32)>,
     held: Vec<(u32, u32)>,
+    held_sorted: Vec<bool>,
     raw_held: Vec<(u32, (u32, u32))>,
     held_built: bool,
 }
@@ -102,7 +106,12 @@ impl Assignment {
             self.build_held();
         }
         let (a, b) = self.held_range[r.index()];
-        let ranges = &self.held[a as usize..b as usize];
+        let ranges = &mut self.held[a as usize..b as usize];
+        if !self.held_sorted[r.index()] {
+            // Ranges in one register are disjoint, so their starts are unique.
+            ranges.sort_unstable_by_key(|&(s, _)| s);
+            self.held_sorted[r.index()] = true;
+        }
         let i = ranges.partition_point(|&(_, e)| e <= p);
         ranges.get(i).is_some_and(|&(s, _)| s <= p)
     }
@@ -117,14 +126,15 @@ impl Assignment {
         for r in &self.reloads {
             self.raw_held.push((r.reg.index() as u32, (r.start, r.end)));
         }
-        // Ranges in one register are disjoint, so their starts are unique.
         group(
             &self.raw_held,
             PReg::NUM_INDEX,
             &mut self.held_range,
             &mut self.held,
-            |run| run.sort_unstable_by_key(|&(s, _)| s),
+            |_| {},
         );
+        self.held_sorted.clear();
+        self.held_sorted.resize(PReg::NUM_INDEX, false);
         self.held_built = true;
     }
 }
