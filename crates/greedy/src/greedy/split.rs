@@ -103,10 +103,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.an.cfg.block_of(point_inst(p))
     }
 
-    fn freq_of_point(&self, p: u32) -> f32 {
-        self.an.freq.of(self.block_of_point(p))
-    }
-
     /// The uses of `iv` whose first point lies in `s`, for segments visited in
     /// increasing order: `at` (0 before the first) carries the position in `iv.uses`
     /// from one segment to the next, so a walk over all of an interval's segments is one
@@ -121,6 +117,33 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             *at += 1;
         }
         &uses[lo..*at]
+    }
+
+    /// The segments of `iv` (by index) that `uses_from` gives uses, walked in order, with
+    /// those uses: the same slices as `uses_from` over every segment, but a segment that
+    /// ends before the next use is passed over with one comparison (a value through
+    /// hundreds of blocks has uses in a few).
+    fn uses_by_segment<'i>(
+        iv: &'i LiveInterval,
+    ) -> impl Iterator<Item = (usize, &'i [UseSite])> + 'i {
+        let segments = &iv.segments[..];
+        let mut at = 0;
+        let mut k = 0;
+        std::iter::from_fn(move || {
+            loop {
+                let next = iv.uses.get(at)?.first;
+                // `uses_from` gives these nothing and leaves `at` where it is.
+                while k < segments.len() && segments[k].end <= next {
+                    k += 1;
+                }
+                let s = segments.get(k)?;
+                k += 1;
+                let uses = Self::uses_from(iv, &mut at, s);
+                if !uses.is_empty() {
+                    return Some((k - 1, uses));
+                }
+            }
+        })
     }
 
     // ----- Region splitting -----------------------------------------------------------
@@ -172,15 +195,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         blocks.clear();
         blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
         stack_cost.clear();
-        let mut at = 0;
-        stack_cost.extend(iv.segments.iter().map(|s| {
+        stack_cost.resize(n, 0.0);
+        for (k, uses) in Self::uses_by_segment(iv) {
             // Operands that accept the stack read the spill slot at no cost.
-            let needy = Self::uses_from(iv, &mut at, s)
-                .iter()
-                .filter(|u| self.needs_register(u))
-                .count();
-            MEMORY_COST * self.freq_of_point(s.start) * needy as f32
-        }));
+            let needy = uses.iter().filter(|u| self.needs_register(u)).count();
+            stack_cost[k] = MEMORY_COST * self.an.freq.of(blocks[k]) * needy as f32;
+        }
+        debug_assert!({
+            let mut at = 0;
+            let mut with_uses = Self::uses_by_segment(iv);
+            let same = iv.segments.iter().enumerate().all(|(k, s)| {
+                let uses = Self::uses_from(iv, &mut at, s);
+                uses.is_empty()
+                    || with_uses
+                        .next()
+                        .is_some_and(|(j, w)| j == k && std::ptr::eq(w, uses))
+            });
+            same && with_uses.next().is_none()
+        });
         // Every labelling costs at least nothing, and a split must cost less than
         // spilling: a value whose operands all accept the stack never splits here.
         let spill_all: f32 = stack_cost.iter().sum();
@@ -559,10 +591,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // Per segment: its block's innermost loop header and its use instructions that
         // need a register.
         keyed.clear();
-        let mut at = 0;
+        keyed.extend(
+            iv.segments
+                .iter()
+                .map(|s| (loops.header[self.block_of_point(s.start).index()], 0)),
+        );
         let mut carvable = false;
-        for &s in &iv.segments {
-            let uses = Self::uses_from(iv, &mut at, &s);
+        for (k, uses) in Self::uses_by_segment(iv) {
             let mut count = 0u32;
             let mut last = u32::MAX;
             for u in uses.iter().filter(|u| self.needs_register(u)) {
@@ -573,7 +608,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             carvable |= count >= 2;
-            keyed.push((loops.header[self.block_of_point(s.start).index()], count));
+            keyed[k].1 = count;
         }
         // Loops (by header) whose segments become one piece: only when the segments do
         // not all share one loop (else the piece would be the whole interval). Summed
