@@ -13,7 +13,7 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
-use super::matrix::{FreeCursor, fixed_conflict_from};
+use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
@@ -322,8 +322,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         'candidates: for &p in candidates.iter() {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
-            let mut cursor = FreeCursor::default();
+            let mut probe = self.ctx.matrix.probe(p);
             free.clear();
+            free.resize(n, false);
             // Segments with interference stay on the stack whatever the labelling: their
             // cost bounds the candidate's from below, and a candidate that cannot beat the
             // best so far (or spilling) is not worth a descent, nor the rest of its probes
@@ -331,16 +332,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut forced = 0.0f32;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            for (k, &s) in iv.segments.iter().enumerate() {
-                let is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
-                    && self.ctx.matrix.is_free_from(p, &mut cursor, s);
-                if !is_free {
-                    forced += stack_cost[k];
+            for ((&s, is_free), &cost) in iv.segments.iter().zip(free.iter_mut()).zip(&*stack_cost)
+            {
+                *is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+                    && probe.is_free(s);
+                if !*is_free {
+                    forced += cost;
                     if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
                         continue 'candidates;
                     }
                 }
-                free.push(is_free);
             }
             if !free.iter().any(|&x| x) {
                 continue;
@@ -816,14 +817,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let reservations = &self.an.intervals.fixed[p.index()];
             let fixed = iv.fixed_conflicts.contains(p);
             let mut lo = 0;
-            let mut cursor = FreeCursor::default();
+            let mut probe = self.ctx.matrix.probe(p);
             for c in 0..n_cells {
                 let cell = Segment {
                     start: bounds[c],
                     end: bounds[c + 1],
                 };
                 blocked_cell[c] = cell.start < cell.end
-                    && (!self.ctx.matrix.is_free_from(p, &mut cursor, cell)
+                    && (!probe.is_free(cell)
                         || (fixed && fixed_conflict_from(reservations, &mut lo, cell, iv.vreg)));
             }
             let mut a = 0;
