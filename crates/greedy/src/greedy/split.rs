@@ -657,14 +657,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut rest = Vec::new();
         let mut at = 0;
         for (k, &s) in iv.segments.iter().enumerate() {
-            let uses = Self::uses_from(iv, &mut at, &s);
-            let h = keyed[k].0;
+            let (h, use_insts) = keyed[k];
             if h.is_valid()
                 && let Ok(g) = loop_groups.binary_search(&h)
             {
                 products[g].segments.push(s);
                 continue;
             }
+            // `carve_uses` carves nothing from under two use instructions; the segments
+            // passed over here leave `uses_from` the same slices for the others.
+            if use_insts < 2 {
+                debug_assert!(
+                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
+                        .is_none()
+                );
+                rest.push(s);
+                continue;
+            }
+            let uses = Self::uses_from(iv, &mut at, &s);
             match self.carve_uses(uses, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: vec![piece],
