@@ -419,6 +419,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut at = 0;
         for k in (0..n).filter(|&k| !label[k]) {
             let s = iv.segments[k];
+            // No use that needs a register (no stack cost): nothing to carve, and
+            // `uses_from` gives the other segments the same slices without this one.
+            if stack_cost[k] == 0.0 {
+                debug_assert!(
+                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
+                        .is_none()
+                );
+                in_mem.push(s);
+                continue;
+            }
             let uses = Self::uses_from(iv, &mut at, &s);
             match self.carve_uses(uses, s, &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
