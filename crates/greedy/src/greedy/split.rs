@@ -639,7 +639,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for &h in headers.iter() {
                 let (segments, uses) = std::mem::take(&mut per_loop[h.index()]);
                 if segments >= 2 && uses >= 2 {
-                    loop_groups.push(h);
+                    loop_groups.push((h, segments));
                 }
             }
         }
@@ -653,8 +653,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         );
         let mut products: Vec<Product> = loop_groups
             .iter()
-            .map(|&h| Product {
-                segments: Vec::new(),
+            .map(|&(h, segments)| Product {
+                segments: Vec::with_capacity(segments as usize),
                 stage: if loops.depth[h.index()] >= 2 {
                     Stage::New
                 } else {
@@ -669,7 +669,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for (k, &s) in iv.segments.iter().enumerate() {
             let (h, use_insts) = keyed[k];
             if h.is_valid()
-                && let Ok(g) = loop_groups.binary_search(&h)
+                && let Ok(g) = loop_groups.binary_search_by_key(&h, |&(g, _)| g)
             {
                 products[g].segments.push(s);
                 continue;
@@ -1319,8 +1319,9 @@ pub(crate) struct BlockScratch {
     per_loop: Vec<(u32, u32)>,
     /// The headers with an entry in `per_loop`.
     headers: Vec<Block>,
-    /// The headers whose segments become one piece, sorted.
-    loop_groups: Vec<Block>,
+    /// The headers whose segments become one piece, sorted, each with its number of
+    /// segments (the piece's size, allocated once).
+    loop_groups: Vec<(Block, u32)>,
 }
 
 /// The links between an interval's block segments, per segment, in one flat list (a
