@@ -120,7 +120,9 @@ impl Union {
     /// No entry overlaps `seg`. A short segment reads the bits (and leaves `pos` where
     /// it was: a cursor behind the probed point stays valid, `seek` only moves forward);
     /// a long one seeks. Only for a union that is not empty (its bits are current).
-    #[inline]
+    /// Always inlined: it is a few instructions against a call per probed segment, and
+    /// with three callers the inliner would otherwise keep it apart.
+    #[inline(always)]
     fn is_free_over(&self, pos: &mut (usize, usize), seg: Segment) -> bool {
         let free = if seg.len() <= MAX_BIT_PROBE {
             !self.bits.any(seg.start, seg.end)
@@ -355,32 +357,41 @@ impl InterferenceMatrix {
         if u.is_empty() {
             return true;
         }
-        let mut cursor = FreeCursor::default();
-        segments.iter().all(|&s| u.is_free_over(&mut cursor.0, s))
+        let mut cursor = FRESH;
+        segments.iter().all(|&s| u.is_free_over(&mut cursor, s))
     }
 
-    /// Is `preg` free over all of `seg`? Probes of disjoint segments in increasing order
-    /// share `cursor` (start from `FreeCursor::default()`), so a walk over a value's
-    /// segments costs steps from one probe to the next, not searches.
-    #[inline]
-    pub fn is_free_from(&self, preg: PReg, cursor: &mut FreeCursor, seg: Segment) -> bool {
+    /// A prober of `preg`'s freedom over disjoint segments taken in increasing order: a
+    /// walk over a value's segments costs steps from one probe to the next, not
+    /// searches, and the register's union is looked up once, not per segment. The
+    /// matrix cannot change while it lives.
+    pub fn probe(&self, preg: PReg) -> RegProbe<'_> {
         let u = &self.unions[preg.index()];
-        u.is_empty() || u.is_free_over(&mut cursor.0, seg)
+        RegProbe {
+            union: (!u.is_empty()).then_some(u),
+            pos: FRESH,
+        }
     }
 }
 
-/// A position in one register's union, for `InterferenceMatrix::is_free_from`.
-#[derive(Clone, Copy)]
-pub(crate) struct FreeCursor((usize, usize));
+/// One register's union and a position in it, for `InterferenceMatrix::probe`. An empty
+/// union is `None` (its bits may be stale).
+pub(crate) struct RegProbe<'m> {
+    union: Option<&'m Union>,
+    pos: (usize, usize),
+}
+
+impl RegProbe<'_> {
+    /// Is the register free over all of `seg`, which follows the segments probed before?
+    #[inline]
+    pub fn is_free(&mut self, seg: Segment) -> bool {
+        self.union
+            .is_none_or(|u| u.is_free_over(&mut self.pos, seg))
+    }
+}
 
 /// The position of a cursor that has not probed yet.
 const FRESH: (usize, usize) = (usize::MAX, 0);
-
-impl Default for FreeCursor {
-    fn default() -> Self {
-        FreeCursor(FRESH)
-    }
-}
 
 /// `segments` with touching neighbours joined. A value live through consecutive blocks
 /// has one segment per block; joined, a register probe walks one range per stretch of

@@ -13,7 +13,7 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
-use super::matrix::{FreeCursor, fixed_conflict_from};
+use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
@@ -103,10 +103,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.an.cfg.block_of(point_inst(p))
     }
 
-    fn freq_of_point(&self, p: u32) -> f32 {
-        self.an.freq.of(self.block_of_point(p))
-    }
-
     /// The uses of `iv` whose first point lies in `s`, for segments visited in
     /// increasing order: `at` (0 before the first) carries the position in `iv.uses`
     /// from one segment to the next, so a walk over all of an interval's segments is one
@@ -121,6 +117,33 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             *at += 1;
         }
         &uses[lo..*at]
+    }
+
+    /// The segments of `iv` (by index) that `uses_from` gives uses, walked in order, with
+    /// those uses: the same slices as `uses_from` over every segment, but a segment that
+    /// ends before the next use is passed over with one comparison (a value through
+    /// hundreds of blocks has uses in a few).
+    fn uses_by_segment<'i>(
+        iv: &'i LiveInterval,
+    ) -> impl Iterator<Item = (usize, &'i [UseSite])> + 'i {
+        let segments = &iv.segments[..];
+        let mut at = 0;
+        let mut k = 0;
+        std::iter::from_fn(move || {
+            loop {
+                let next = iv.uses.get(at)?.first;
+                // `uses_from` gives these nothing and leaves `at` where it is.
+                while k < segments.len() && segments[k].end <= next {
+                    k += 1;
+                }
+                let s = segments.get(k)?;
+                k += 1;
+                let uses = Self::uses_from(iv, &mut at, s);
+                if !uses.is_empty() {
+                    return Some((k - 1, uses));
+                }
+            }
+        })
     }
 
     // ----- Region splitting -----------------------------------------------------------
@@ -172,15 +195,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         blocks.clear();
         blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
         stack_cost.clear();
-        let mut at = 0;
-        stack_cost.extend(iv.segments.iter().map(|s| {
+        stack_cost.resize(n, 0.0);
+        for (k, uses) in Self::uses_by_segment(iv) {
             // Operands that accept the stack read the spill slot at no cost.
-            let needy = Self::uses_from(iv, &mut at, s)
-                .iter()
-                .filter(|u| self.needs_register(u))
-                .count();
-            MEMORY_COST * self.freq_of_point(s.start) * needy as f32
-        }));
+            let needy = uses.iter().filter(|u| self.needs_register(u)).count();
+            stack_cost[k] = MEMORY_COST * self.an.freq.of(blocks[k]) * needy as f32;
+        }
+        debug_assert!({
+            let mut at = 0;
+            let mut with_uses = Self::uses_by_segment(iv);
+            let same = iv.segments.iter().enumerate().all(|(k, s)| {
+                let uses = Self::uses_from(iv, &mut at, s);
+                uses.is_empty()
+                    || with_uses
+                        .next()
+                        .is_some_and(|(j, w)| j == k && std::ptr::eq(w, uses))
+            });
+            same && with_uses.next().is_none()
+        });
         // Every labelling costs at least nothing, and a split must cost less than
         // spilling: a value whose operands all accept the stack never splits here.
         let spill_all: f32 = stack_cost.iter().sum();
@@ -290,8 +322,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         'candidates: for &p in candidates.iter() {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
-            let mut cursor = FreeCursor::default();
+            let mut probe = self.ctx.matrix.probe(p);
             free.clear();
+            free.resize(n, false);
             // Segments with interference stay on the stack whatever the labelling: their
             // cost bounds the candidate's from below, and a candidate that cannot beat the
             // best so far (or spilling) is not worth a descent, nor the rest of its probes
@@ -299,16 +332,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut forced = 0.0f32;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            for (k, &s) in iv.segments.iter().enumerate() {
-                let is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
-                    && self.ctx.matrix.is_free_from(p, &mut cursor, s);
-                if !is_free {
-                    forced += stack_cost[k];
+            for ((&s, is_free), &cost) in iv.segments.iter().zip(free.iter_mut()).zip(&*stack_cost)
+            {
+                *is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+                    && probe.is_free(s);
+                if !*is_free {
+                    forced += cost;
                     if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
                         continue 'candidates;
                     }
                 }
-                free.push(is_free);
             }
             if !free.iter().any(|&x| x) {
                 continue;
@@ -386,6 +419,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut at = 0;
         for k in (0..n).filter(|&k| !label[k]) {
             let s = iv.segments[k];
+            // No use that needs a register (no stack cost): nothing to carve, and
+            // `uses_from` gives the other segments the same slices without this one.
+            if stack_cost[k] == 0.0 {
+                debug_assert!(
+                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
+                        .is_none()
+                );
+                in_mem.push(s);
+                continue;
+            }
             let uses = Self::uses_from(iv, &mut at, &s);
             match self.carve_uses(uses, s, &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
@@ -559,10 +602,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // Per segment: its block's innermost loop header and its use instructions that
         // need a register.
         keyed.clear();
-        let mut at = 0;
+        keyed.extend(
+            iv.segments
+                .iter()
+                .map(|s| (loops.header[self.block_of_point(s.start).index()], 0)),
+        );
         let mut carvable = false;
-        for &s in &iv.segments {
-            let uses = Self::uses_from(iv, &mut at, &s);
+        for (k, uses) in Self::uses_by_segment(iv) {
             let mut count = 0u32;
             let mut last = u32::MAX;
             for u in uses.iter().filter(|u| self.needs_register(u)) {
@@ -573,7 +619,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             carvable |= count >= 2;
-            keyed.push((loops.header[self.block_of_point(s.start).index()], count));
+            keyed[k].1 = count;
         }
         // Loops (by header) whose segments become one piece: only when the segments do
         // not all share one loop (else the piece would be the whole interval). Summed
@@ -593,7 +639,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for &h in headers.iter() {
                 let (segments, uses) = std::mem::take(&mut per_loop[h.index()]);
                 if segments >= 2 && uses >= 2 {
-                    loop_groups.push(h);
+                    loop_groups.push((h, segments));
                 }
             }
         }
@@ -607,8 +653,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         );
         let mut products: Vec<Product> = loop_groups
             .iter()
-            .map(|&h| Product {
-                segments: Vec::new(),
+            .map(|&(h, segments)| Product {
+                segments: Vec::with_capacity(segments as usize),
                 stage: if loops.depth[h.index()] >= 2 {
                     Stage::New
                 } else {
@@ -621,14 +667,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut rest = Vec::new();
         let mut at = 0;
         for (k, &s) in iv.segments.iter().enumerate() {
-            let uses = Self::uses_from(iv, &mut at, &s);
-            let h = keyed[k].0;
+            let (h, use_insts) = keyed[k];
             if h.is_valid()
-                && let Ok(g) = loop_groups.binary_search(&h)
+                && let Ok(g) = loop_groups.binary_search_by_key(&h, |&(g, _)| g)
             {
                 products[g].segments.push(s);
                 continue;
             }
+            // `carve_uses` carves nothing from under two use instructions; the segments
+            // passed over here leave `uses_from` the same slices for the others.
+            if use_insts < 2 {
+                debug_assert!(
+                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
+                        .is_none()
+                );
+                rest.push(s);
+                continue;
+            }
+            let uses = Self::uses_from(iv, &mut at, &s);
             match self.carve_uses(uses, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: vec![piece],
@@ -781,14 +837,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let reservations = &self.an.intervals.fixed[p.index()];
             let fixed = iv.fixed_conflicts.contains(p);
             let mut lo = 0;
-            let mut cursor = FreeCursor::default();
+            let mut probe = self.ctx.matrix.probe(p);
             for c in 0..n_cells {
                 let cell = Segment {
                     start: bounds[c],
                     end: bounds[c + 1],
                 };
                 blocked_cell[c] = cell.start < cell.end
-                    && (!self.ctx.matrix.is_free_from(p, &mut cursor, cell)
+                    && (!probe.is_free(cell)
                         || (fixed && fixed_conflict_from(reservations, &mut lo, cell, iv.vreg)));
             }
             let mut a = 0;
@@ -1263,8 +1319,9 @@ pub(crate) struct BlockScratch {
     per_loop: Vec<(u32, u32)>,
     /// The headers with an entry in `per_loop`.
     headers: Vec<Block>,
-    /// The headers whose segments become one piece, sorted.
-    loop_groups: Vec<Block>,
+    /// The headers whose segments become one piece, sorted, each with its number of
+    /// segments (the piece's size, allocated once).
+    loop_groups: Vec<(Block, u32)>,
 }
 
 /// The links between an interval's block segments, per segment, in one flat list (a
