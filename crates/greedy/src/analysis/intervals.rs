@@ -121,19 +121,27 @@ impl RegReservations {
     }
 
     fn build_index(&mut self, points: Point) {
-        self.bucket.clear();
-        if self.list.is_empty() {
-            return;
+        let list = &self.list;
+        bucket_index(&mut self.bucket, points, list.len(), |i| list[i].end);
+    }
+}
+
+/// Fills `bucket` so that `bucket[k]` is the first of `len` items whose `reach` (non-
+/// decreasing in the index) passes point `k * BUCKET_POINTS`, for every bucket up to
+/// `points`; empty when there are no items.
+fn bucket_index(bucket: &mut Vec<u32>, points: Point, len: usize, reach: impl Fn(usize) -> Point) {
+    bucket.clear();
+    if len == 0 {
+        return;
+    }
+    let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
+    let mut i = 0;
+    for k in 0..buckets {
+        let p = k as u32 * BUCKET_POINTS;
+        while i < len && reach(i) <= p {
+            i += 1;
         }
-        let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
-        let mut i = 0;
-        for k in 0..buckets {
-            let p = k as u32 * BUCKET_POINTS;
-            while i < self.list.len() && self.list[i].end <= p {
-                i += 1;
-            }
-            self.bucket.push(i as u32);
-        }
+        bucket.push(i as u32);
     }
 }
 
@@ -191,19 +199,11 @@ impl FixedIndex {
         if !self.entries.is_sorted_by_key(|e| e.start) {
             self.entries.sort_unstable_by_key(|e| e.start);
         }
-        self.bucket.clear();
-        if self.entries.is_empty() {
-            return;
-        }
-        let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
-        let mut i = 0;
-        for k in 0..buckets {
-            let p = k as u32 * BUCKET_POINTS;
-            while i < self.entries.len() && self.reach(&self.entries[i]) <= p {
-                i += 1;
-            }
-            self.bucket.push(i as u32);
-        }
+        let mut bucket = std::mem::take(&mut self.bucket);
+        bucket_index(&mut bucket, points, self.entries.len(), |i| {
+            self.reach(&self.entries[i])
+        });
+        self.bucket = bucket;
     }
 
     /// No run starting at or after this point can overlap `e`.
