@@ -422,10 +422,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // No use that needs a register (no stack cost): nothing to carve, and
             // `uses_from` gives the other segments the same slices without this one.
             if stack_cost[k] == 0.0 {
-                debug_assert!(
-                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
-                        .is_none()
-                );
+                self.debug_assert_uncarvable(iv, at, s);
                 in_mem.push(s);
                 continue;
             }
@@ -518,6 +515,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     assign: None,
                 },
             ],
+        );
+    }
+
+    /// Debug builds: a segment passed over without `carve_uses` (`at` as `uses_from`
+    /// would take it) is one it would carve nothing from.
+    fn debug_assert_uncarvable(&self, iv: &LiveInterval, at: usize, s: Segment) {
+        debug_assert!(
+            self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
+                .is_none()
         );
     }
 
@@ -677,10 +683,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // `carve_uses` carves nothing from under two use instructions; the segments
             // passed over here leave `uses_from` the same slices for the others.
             if use_insts < 2 {
-                debug_assert!(
-                    self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
-                        .is_none()
-                );
+                self.debug_assert_uncarvable(iv, at, s);
                 rest.push(s);
                 continue;
             }
