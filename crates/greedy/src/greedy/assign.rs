@@ -27,11 +27,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         // Other pieces of the same value: sharing their register saves the move between
-        // pieces, or lets a second reload of the value disappear.
-        let own = self
-            .an
-            .freq
-            .of(cfg.block_of(point_inst(iv.segments[0].start)));
+        // pieces, or lets a second reload of the value disappear. Weighted by this
+        // piece's own frequency, looked up only once some piece has a register: most
+        // intervals are their value's only piece.
+        let mut own = None;
         // Only the newest pieces: a value split or reloaded thousands of times would
         // otherwise make every probe of each of its pieces scan all the others.
         for &piece in self.ctx.vreg_pieces[iv.vreg.vreg()]
@@ -42,7 +41,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if piece != id
                 && let Some(p) = self.ctx.intervals[piece].assigned
             {
-                hints.push((p, own));
+                let freq = *own.get_or_insert_with(|| {
+                    self.an
+                        .freq
+                        .of(cfg.block_of(point_inst(iv.segments[0].start)))
+                });
+                hints.push((p, freq));
             }
         }
         // The strongest partners only: a value passed to hundreds of block params would
