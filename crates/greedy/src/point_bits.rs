@@ -19,65 +19,80 @@ impl PointBits {
         self.words.resize(points.div_ceil(WORD) as usize, 0);
     }
 
-    /// The word range `[a, b]` covering `[start, end)` and the masks of its first and last
-    /// word. `start < end`, and `end` within the size given to `reset`.
-    #[inline]
-    fn span(start: u32, end: u32) -> (usize, usize, u64, u64) {
-        let last = end - 1;
-        (
-            (start / WORD) as usize,
-            (last / WORD) as usize,
-            !0u64 << (start % WORD),
-            !0u64 >> (WORD - 1 - last % WORD),
-        )
-    }
-
     /// Adds every point of `[start, end)`.
     #[inline]
     pub fn insert(&mut self, start: u32, end: u32) {
-        if start >= end {
+        let Some(WordSpan { first, last, lo, hi }) = WordSpan::new(start, end) else {
+            return;
+        };
+        if first == last {
+            self.words[first] |= lo & hi;
             return;
         }
-        let (a, b, lo, hi) = Self::span(start, end);
-        if a == b {
-            self.words[a] |= lo & hi;
-            return;
-        }
-        self.words[a] |= lo;
-        self.words[a + 1..b].fill(!0);
-        self.words[b] |= hi;
+        self.words[first] |= lo;
+        self.words[first + 1..last].fill(!0);
+        self.words[last] |= hi;
     }
 
     /// Removes every point of `[start, end)`.
     #[inline]
     pub fn remove(&mut self, start: u32, end: u32) {
-        if start >= end {
+        let Some(WordSpan { first, last, lo, hi }) = WordSpan::new(start, end) else {
+            return;
+        };
+        if first == last {
+            self.words[first] &= !(lo & hi);
             return;
         }
-        let (a, b, lo, hi) = Self::span(start, end);
-        if a == b {
-            self.words[a] &= !(lo & hi);
-            return;
-        }
-        self.words[a] &= !lo;
-        self.words[a + 1..b].fill(0);
-        self.words[b] &= !hi;
+        self.words[first] &= !lo;
+        self.words[first + 1..last].fill(0);
+        self.words[last] &= !hi;
     }
 
     /// Is any point of `[start, end)` in the set? Always inlined: a short probe is a few
     /// instructions, fewer than the call the inliner would otherwise keep for it.
     #[inline(always)]
     pub fn any(&self, start: u32, end: u32) -> bool {
+        WordSpan::new(start, end).is_some_and(|span| self.any_in(span))
+    }
+
+    /// Is any point of `span` in the set? Always inlined, as `any`.
+    #[inline(always)]
+    pub fn any_in(&self, WordSpan { first, last, lo, hi }: WordSpan) -> bool {
+        if first == last {
+            return self.words[first] & lo & hi != 0;
+        }
+        self.words[first] & lo != 0
+            || self.words[first + 1..last].iter().any(|&w| w != 0)
+            || self.words[last] & hi != 0
+    }
+}
+
+/// A nonempty range of points as the words covering it (`first..=last`) and the masks of
+/// the first and last word: probing several sets over one range computes it once.
+#[derive(Clone, Copy)]
+pub(crate) struct WordSpan {
+    first: usize,
+    last: usize,
+    lo: u64,
+    hi: u64,
+}
+
+impl WordSpan {
+    /// The span of `[start, end)`, `None` when it is empty. `end` must be within the size
+    /// given to `PointBits::reset` of every set it probes.
+    #[inline(always)]
+    pub fn new(start: u32, end: u32) -> Option<Self> {
         if start >= end {
-            return false;
+            return None;
         }
-        let (a, b, lo, hi) = Self::span(start, end);
-        if a == b {
-            return self.words[a] & lo & hi != 0;
-        }
-        self.words[a] & lo != 0
-            || self.words[a + 1..b].iter().any(|&w| w != 0)
-            || self.words[b] & hi != 0
+        let last = end - 1;
+        Some(Self {
+            first: (start / WORD) as usize,
+            last: (last / WORD) as usize,
+            lo: !0u64 << (start % WORD),
+            hi: !0u64 >> (WORD - 1 - last % WORD),
+        })
     }
 }
 

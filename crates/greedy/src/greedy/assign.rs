@@ -92,23 +92,28 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let hints = &self.ctx.scratch_hints;
         let mut reserved = PRegSet::empty();
-        // `is_available`, noting the registers a fixed reservation rules out.
-        let mut probe = |p: PReg| {
+        for &(p, _) in hints {
+            if !self.may_hold(p, iv) {
+                continue;
+            }
             if self.fixed_conflict(p, iv) {
                 reserved.add(p);
-                return false;
-            }
-            self.ctx.matrix.is_free(p, &iv.runs)
-        };
-        for &(p, _) in hints {
-            if self.may_hold(p, iv) && probe(p) {
+            } else if self.ctx.matrix.is_free(p, &iv.runs) {
                 return Some(p);
             }
         }
         // Every hint in the allocation order passed `may_hold` and was just found taken.
-        let found = self
-            .order_for(iv)
-            .find(|&p| !hints.iter().any(|&(h, _)| h == p) && probe(p));
+        let unprobed = self.order_for(iv).filter(|&p| {
+            if hints.iter().any(|&(h, _)| h == p) {
+                return false;
+            }
+            if self.fixed_conflict(p, iv) {
+                reserved.add(p);
+                return false;
+            }
+            true
+        });
+        let found = self.ctx.matrix.first_free(unprobed, &iv.runs);
         if found.is_none() {
             self.ctx.reserved_for = Some((id, reserved));
         }

@@ -11,7 +11,7 @@ use super::interval::{IntervalId, LiveInterval};
 // check them alongside the matrix.
 use crate::analysis::intervals::Segment;
 pub(crate) use crate::analysis::intervals::{fixed_conflict, fixed_conflict_from};
-use crate::point_bits::PointBits;
+use crate::point_bits::{PointBits, WordSpan};
 use regalloc2::{PReg, PRegSet};
 
 #[derive(Default)]
@@ -359,6 +359,30 @@ impl InterferenceMatrix {
         }
         let mut cursor = FRESH;
         segments.iter().all(|&s| u.is_free_over(&mut cursor, s))
+    }
+
+    /// The first of `candidates` free over all of `segments` (as for `is_free`). An
+    /// interval of one short run, the common case, has its word span computed once for
+    /// all candidates, and each candidate costs a union lookup and a word test.
+    pub fn first_free(
+        &self,
+        mut candidates: impl Iterator<Item = PReg>,
+        segments: &[Segment],
+    ) -> Option<PReg> {
+        let [run] = segments else {
+            return candidates.find(|&p| self.is_free(p, segments));
+        };
+        if run.len() > MAX_BIT_PROBE {
+            return candidates.find(|&p| self.is_free(p, segments));
+        }
+        let span = WordSpan::new(run.start, run.end);
+        candidates.find(|&p| {
+            let u = &self.unions[p.index()];
+            // An empty union's bits may be stale.
+            let free = u.is_empty() || span.is_none_or(|span| !u.bits.any_in(span));
+            debug_assert_eq!(free, self.is_free(p, segments));
+            free
+        })
     }
 
     /// A prober of `preg`'s freedom over disjoint segments taken in increasing order: a
