@@ -17,6 +17,7 @@ pub(crate) trait PriorityAdvisor {
 pub(crate) struct DefaultPriority;
 
 impl PriorityAdvisor for DefaultPriority {
+    #[inline]
     fn priority(&self, iv: &LiveInterval, weighted_size: f32, has_hint: bool) -> u64 {
         let size = (weighted_size.max(0.0) as u64).min((1 << 40) - 1);
         if iv.deferred {

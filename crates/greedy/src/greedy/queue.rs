@@ -72,11 +72,13 @@ impl IntervalQueue {
         self.slots.get(id).and_then(|slot| slot.shape)
     }
 
+    #[inline]
     pub fn set_shape(&mut self, id: IntervalId, shape: IntervalShape) {
         self.slot(id).shape = Some(shape);
     }
 
     /// Queues `id` at `prio`, replacing its priority if it is already queued.
+    #[inline]
     pub fn push(&mut self, id: IntervalId, prio: u64) {
         self.slot(id).current = Some(prio);
         self.heap.push(key(prio, id));
