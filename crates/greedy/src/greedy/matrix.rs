@@ -205,6 +205,43 @@ impl Union {
         true
     }
 
+    /// `overlapping` with the entries of each segment taken earliest first, as they lie
+    /// in the union: a refusal among the first occupants of a segment is found without
+    /// walking to its last one first.
+    fn overlapping_in_order(
+        &self,
+        segments: &[Segment],
+        out: &mut Vec<IntervalId>,
+        limit: usize,
+        mut accept: impl FnMut(IntervalId) -> bool,
+    ) -> bool {
+        let mut cursor = FRESH;
+        for s in merged(segments) {
+            let Some(mut e) = self.seek(&mut cursor, s.start) else {
+                return true;
+            };
+            let mut pos = cursor;
+            while e.start < s.end {
+                if !out.contains(&e.id) {
+                    out.push(e.id);
+                    if out.len() > limit {
+                        return true;
+                    }
+                    if !accept(e.id) {
+                        return false;
+                    }
+                }
+                // Past the union's last entry no later segment overlaps anything either.
+                let Some(next) = self.step(pos) else {
+                    return true;
+                };
+                pos = next;
+                e = self.at(pos);
+            }
+        }
+        true
+    }
+
     /// Whether an entry overlapping `segments` has an id `pick` accepts.
     fn any_overlapping(&self, segments: &[Segment], pick: impl Fn(IntervalId) -> bool) -> bool {
         let mut cursor = FRESH;
@@ -320,12 +357,18 @@ impl InterferenceMatrix {
         out: &mut Vec<IntervalId>,
         limit: usize,
     ) {
-        self.interference_while(preg, segments, out, limit, |_| true);
+        let u = &self.unions[preg.index()];
+        if !u.is_empty() {
+            u.overlapping(segments, out, limit, |_| true);
+        }
     }
 
     /// `interference`, handing each interval to `accept` as it is found and stopping
     /// (returning false) at the first one refused: a caller that would reject the
-    /// register for any one of its occupants need not collect the rest.
+    /// register for any one of its occupants need not collect the rest. The intervals of
+    /// each segment come earliest first, not latest first: a caller whose answer does
+    /// not depend on the order (eviction's costs are a maximum and a count) finds a
+    /// refusal sooner.
     pub fn interference_while(
         &self,
         preg: PReg,
@@ -335,7 +378,7 @@ impl InterferenceMatrix {
         accept: impl FnMut(IntervalId) -> bool,
     ) -> bool {
         let u = &self.unions[preg.index()];
-        u.is_empty() || u.overlapping(segments, out, limit, accept)
+        u.is_empty() || u.overlapping_in_order(segments, out, limit, accept)
     }
 
     /// Does an interval assigned to `preg` for which `pick` holds overlap `segments`
