@@ -22,7 +22,13 @@ impl PointBits {
     /// Adds every point of `[start, end)`.
     #[inline]
     pub fn insert(&mut self, start: u32, end: u32) {
-        let Some(WordSpan { first, last, lo, hi }) = WordSpan::new(start, end) else {
+        let Some(WordSpan {
+            first,
+            last,
+            lo,
+            hi,
+        }) = WordSpan::new(start, end)
+        else {
             return;
         };
         if first == last {
@@ -37,7 +43,13 @@ impl PointBits {
     /// Removes every point of `[start, end)`.
     #[inline]
     pub fn remove(&mut self, start: u32, end: u32) {
-        let Some(WordSpan { first, last, lo, hi }) = WordSpan::new(start, end) else {
+        let Some(WordSpan {
+            first,
+            last,
+            lo,
+            hi,
+        }) = WordSpan::new(start, end)
+        else {
             return;
         };
         if first == last {
@@ -58,7 +70,15 @@ impl PointBits {
 
     /// Is any point of `span` in the set? Always inlined, as `any`.
     #[inline(always)]
-    pub fn any_in(&self, WordSpan { first, last, lo, hi }: WordSpan) -> bool {
+    pub fn any_in(
+        &self,
+        WordSpan {
+            first,
+            last,
+            lo,
+            hi,
+        }: WordSpan,
+    ) -> bool {
         if first == last {
             return self.words[first] & lo & hi != 0;
         }

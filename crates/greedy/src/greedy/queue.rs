@@ -12,7 +12,7 @@
 //! interval does not walk them again.
 
 use super::interval::IntervalId;
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::EntityRef;
 use std::collections::BinaryHeap;
 
 /// Heap order: larger priority first, then the lower interval id. Both live in one
@@ -27,8 +27,10 @@ fn key(prio: u64, id: IntervalId) -> QueueKey {
 #[derive(Default)]
 pub(crate) struct IntervalQueue {
     heap: BinaryHeap<QueueKey>,
-    /// Per interval pushed (or given a shape) since `clear`.
-    slots: SecondaryMap<IntervalId, Slot>,
+    /// Per interval pushed (or given a shape) since `clear`, by interval index. A plain
+    /// vector: `SecondaryMap` checks for growth on every mutable index, which `slot`
+    /// already did.
+    slots: Vec<Slot>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -56,20 +58,22 @@ impl IntervalQueue {
         self.slots.clear();
     }
 
+    #[inline]
     fn slot(&mut self, id: IntervalId) -> &mut Slot {
         // Ids arrive mostly in increasing order after `clear`, so growing the map only to
         // the id asked for would resize it on nearly every push; doubling keeps that to a
         // few per function. Untouched ids read as neither queued nor shaped either way.
-        let len = self.slots.as_values_slice().len();
+        let len = self.slots.len();
         if id.index() >= len {
-            self.slots.resize((id.index() + 1).max(2 * len));
+            self.slots
+                .resize((id.index() + 1).max(2 * len), Slot::default());
         }
-        &mut self.slots[id]
+        &mut self.slots[id.index()]
     }
 
     /// The shape recorded for `id` since `clear`, if any.
     pub fn cached_shape(&self, id: IntervalId) -> Option<IntervalShape> {
-        self.slots.get(id).and_then(|slot| slot.shape)
+        self.slots.get(id.index()).and_then(|slot| slot.shape)
     }
 
     #[inline]
@@ -90,7 +94,7 @@ impl IntervalQueue {
         while let Some(k) = self.heap.pop() {
             let prio = (k >> 32) as u64;
             let id = IntervalId::from_u32(u32::MAX - k as u32);
-            let slot = &mut self.slots[id];
+            let slot = &mut self.slots[id.index()];
             if slot.current == Some(prio) {
                 slot.current = None;
                 return Some((id, prio));
