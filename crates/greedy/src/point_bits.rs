@@ -22,43 +22,31 @@ impl PointBits {
     /// Adds every point of `[start, end)`.
     #[inline]
     pub fn insert(&mut self, start: u32, end: u32) {
-        let Some(WordSpan {
-            first,
-            last,
-            lo,
-            hi,
-        }) = WordSpan::new(start, end)
-        else {
+        let Some(span) = WordSpan::new(start, end) else {
             return;
         };
-        if first == last {
-            self.words[first] |= lo & hi;
+        if span.first == span.last {
+            self.words[span.first] |= span.lo & span.hi;
             return;
         }
-        self.words[first] |= lo;
-        self.words[first + 1..last].fill(!0);
-        self.words[last] |= hi;
+        self.words[span.first] |= span.lo;
+        self.words[span.first + 1..span.last].fill(!0);
+        self.words[span.last] |= span.hi;
     }
 
     /// Removes every point of `[start, end)`.
     #[inline]
     pub fn remove(&mut self, start: u32, end: u32) {
-        let Some(WordSpan {
-            first,
-            last,
-            lo,
-            hi,
-        }) = WordSpan::new(start, end)
-        else {
+        let Some(span) = WordSpan::new(start, end) else {
             return;
         };
-        if first == last {
-            self.words[first] &= !(lo & hi);
+        if span.first == span.last {
+            self.words[span.first] &= !(span.lo & span.hi);
             return;
         }
-        self.words[first] &= !lo;
-        self.words[first + 1..last].fill(0);
-        self.words[last] &= !hi;
+        self.words[span.first] &= !span.lo;
+        self.words[span.first + 1..span.last].fill(0);
+        self.words[span.last] &= !span.hi;
     }
 
     /// Is any point of `[start, end)` in the set? Always inlined: a short probe is a few
@@ -70,21 +58,13 @@ impl PointBits {
 
     /// Is any point of `span` in the set? Always inlined, as `any`.
     #[inline(always)]
-    pub fn any_in(
-        &self,
-        WordSpan {
-            first,
-            last,
-            lo,
-            hi,
-        }: WordSpan,
-    ) -> bool {
-        if first == last {
-            return self.words[first] & lo & hi != 0;
+    pub fn any_in(&self, span: WordSpan) -> bool {
+        if span.first == span.last {
+            return self.words[span.first] & span.lo & span.hi != 0;
         }
-        self.words[first] & lo != 0
-            || self.words[first + 1..last].iter().any(|&w| w != 0)
-            || self.words[last] & hi != 0
+        self.words[span.first] & span.lo != 0
+            || self.words[span.first + 1..span.last].iter().any(|&w| w != 0)
+            || self.words[span.last] & span.hi != 0
     }
 }
 
