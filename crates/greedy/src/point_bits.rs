@@ -63,7 +63,9 @@ impl PointBits {
             return self.words[span.first] & span.lo & span.hi != 0;
         }
         self.words[span.first] & span.lo != 0
-            || self.words[span.first + 1..span.last].iter().any(|&w| w != 0)
+            || self.words[span.first + 1..span.last]
+                .iter()
+                .any(|&w| w != 0)
             || self.words[span.last] & span.hi != 0
     }
 }

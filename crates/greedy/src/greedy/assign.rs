@@ -84,38 +84,32 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// The first free register, hints first. When there is none, every register of the
-    /// allocation order has been probed, and those a fixed reservation rules out are
-    /// kept in `reserved_for` for the eviction that follows: reservations never change,
-    /// nor does an interval's extent, so that answer stays true for this interval.
+    /// allocation order has been probed or ruled out by a fixed reservation, and the
+    /// reservations are kept in `reserved_for` for the eviction that follows:
+    /// reservations never change, nor does an interval's extent, so that answer stays
+    /// true for this interval.
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
         self.collect_hints(id);
         let iv = &self.ctx.intervals[id];
         let hints = &self.ctx.scratch_hints;
-        let mut reserved = PRegSet::empty();
+        let mut hinted = PRegSet::empty();
         for &(p, _) in hints {
-            if !self.may_hold(p, iv) {
-                continue;
-            }
-            if self.fixed_conflict(p, iv) {
-                reserved.add(p);
-            } else if self.ctx.matrix.is_free(p, &iv.runs) {
+            hinted.add(p);
+            if self.may_hold(p, iv)
+                && !self.fixed_conflict(p, iv)
+                && self.ctx.matrix.is_free(p, &iv.runs)
+            {
                 return Some(p);
             }
         }
-        // Every hint in the allocation order passed `may_hold` and was just found taken.
-        let unprobed = self.order_for(iv).filter(|&p| {
-            if hints.iter().any(|&(h, _)| h == p) {
-                return false;
-            }
-            if self.fixed_conflict(p, iv) {
-                reserved.add(p);
-                return false;
-            }
-            true
-        });
+        // Every hint in the allocation order passed `may_hold` and was just found taken,
+        // and a register a reservation rules out needs no probe: one set test each.
+        let mut skip = hinted;
+        skip.union_from(iv.fixed_conflicts);
+        let unprobed = self.order_for(iv).filter(|&p| !skip.contains(p));
         let found = self.ctx.matrix.first_free(unprobed, &iv.runs);
         if found.is_none() {
-            self.ctx.reserved_for = Some((id, reserved));
+            self.ctx.reserved_for = Some((id, iv.fixed_conflicts));
         }
         found
     }
