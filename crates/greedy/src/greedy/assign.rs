@@ -124,14 +124,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 }
 
-/// Hint lists up to this long are merged by a scan for earlier entries rather than a sort.
-const SCAN_MERGE: usize = 16;
+/// Hint lists up to this long are merged by a scan for earlier entries rather than by
+/// sums kept per register.
+const SCAN_MERGE: usize = 8;
 
 /// Sums the frequencies of hints naming one register into its first entry, adding in
 /// list order either way so that the sums do not depend on the method.
 fn merge_hints(hints: &mut Vec<(PReg, f32)>) {
+    let mut out = 0;
     if hints.len() <= SCAN_MERGE {
-        let mut out = 0;
         for i in 0..hints.len() {
             let (p, freq) = hints[i];
             match hints[..out].iter_mut().find(|h| h.0 == p) {
@@ -145,17 +146,25 @@ fn merge_hints(hints: &mut Vec<(PReg, f32)>) {
         hints.truncate(out);
         return;
     }
-    hints.sort_by_key(|&(p, _)| p.index());
-    let mut out = 0;
+    // A long list is a value with many pieces or partners: one pass, each register's
+    // sum started by its first entry, so no sort and no quadratic scan.
+    let mut sums = [0.0f32; PReg::NUM_INDEX];
+    let mut seen = PRegSet::empty();
     for i in 0..hints.len() {
-        if out > 0 && hints[out - 1].0 == hints[i].0 {
-            hints[out - 1].1 += hints[i].1;
+        let (p, freq) = hints[i];
+        if seen.contains(p) {
+            sums[p.index()] += freq;
         } else {
-            hints[out] = hints[i];
+            seen.add(p);
+            sums[p.index()] = freq;
+            hints[out] = (p, freq);
             out += 1;
         }
     }
     hints.truncate(out);
+    for h in hints.iter_mut() {
+        h.1 = sums[h.0.index()];
+    }
 }
 
 /// Values, the interval's own first, whose fixed registers the last resort of
