@@ -568,6 +568,34 @@ mod tests {
             let mut got_ids = Vec::new();
             u.overlapping(&segs, &mut got_ids, usize::MAX, |_| true);
             assert_eq!(got_ids, want, "overlapping {segs:?}");
+            // The same entries earliest first per merged segment for the in-order walk,
+            // which stops right after a refused one.
+            let mut want_in_order: Vec<IntervalId> = Vec::new();
+            for s in merged(&segs) {
+                let mut hits: Vec<(u32, usize)> = model
+                    .iter()
+                    .filter(|&&(a, b, _)| a < s.end && b > s.start)
+                    .map(|&(a, _, id)| (a, id))
+                    .collect();
+                hits.sort_unstable();
+                for (_, id) in hits {
+                    let id = IntervalId::new(id);
+                    if !want_in_order.contains(&id) {
+                        want_in_order.push(id);
+                    }
+                }
+            }
+            let mut in_order = Vec::new();
+            assert!(u.overlapping_in_order(&segs, &mut in_order, usize::MAX, |_| true));
+            assert_eq!(in_order, want_in_order, "overlapping_in_order {segs:?}");
+            if !want_in_order.is_empty() {
+                let refused = want_in_order[next(want_in_order.len() as u64) as usize];
+                let mut seen = Vec::new();
+                let all = u.overlapping_in_order(&segs, &mut seen, usize::MAX, |id| id != refused);
+                let upto = want_in_order.iter().position(|&id| id == refused).unwrap();
+                assert!(!all);
+                assert_eq!(seen, want_in_order[..=upto]);
+            }
             // Refusing one occupant stops the walk right after it.
             if !want.is_empty() {
                 let refused = want[next(want.len() as u64) as usize];
