@@ -378,6 +378,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let class = self.an.live.class[v as usize].unwrap_or(regalloc2::RegClass::Int);
             let vreg = VReg::new(v as usize, class);
             let def_block = self.an.live.def_block[v as usize];
+            let (lo, hi) = g.pieces.of[v as usize];
+            let runs = &g.pieces.runs[lo as usize..hi as usize];
+            // The value's segments come in increasing order, so the run holding each
+            // one's start is found by walking the sorted runs forward, not by a search.
+            let mut cursor = 0;
             for s in self.an.intervals.segments_of(vreg) {
                 let succ = cfg.block_of(point_inst(s.start));
                 let start = before(f.block_insns(succ).first());
@@ -385,13 +390,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 debug_assert!(self.an.live.livein[succ.index()].contains(&vreg));
+                while runs.get(cursor).is_some_and(|r| r.1 <= start) {
+                    cursor += 1;
+                }
                 // The piece entering `succ` is the same from every predecessor.
-                let Some(y) = g.pieces.split_piece_at(v, start) else {
+                let Some(&(run_start, run_end, y)) = runs.get(cursor).filter(|r| r.0 <= start)
+                else {
                     continue;
                 };
+                debug_assert_eq!(Some(y), g.pieces.split_piece_at(v, start));
                 for (k, &pred) in f.block_preds(succ).iter().enumerate() {
                     let end = before(f.block_insns(pred).last()) + 1;
-                    if let Some(x) = g.pieces.split_piece_at(v, end)
+                    // A predecessor whose end lies in the run entering `succ` (the block
+                    // laid out just before it, mostly) leaves the value in the same piece.
+                    let x = if (run_start..run_end).contains(&end) {
+                        Some(y)
+                    } else {
+                        g.pieces.split_piece_at(v, end)
+                    };
+                    if let Some(x) = x
                         && x != y
                     {
                         let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
