@@ -52,6 +52,11 @@ pub(crate) struct CopyGraph {
     attempt: u32,
     /// Occupants of the target register overlapping the group.
     others: Vec<IntervalId>,
+    /// The weighted cost (before, after) of the copies between the group and everything
+    /// outside it, as if the group alone moved to the target, and of its members' fixed
+    /// operands: summed while the group is collected, exactly (whole frequencies, far
+    /// below 2^53).
+    group_cost: (f64, f64),
     pieces: PieceIndex,
     /// Per register class: the registers of its allocation order (what `may_hold` looks
     /// up in the order list, here one bit per probe).
@@ -442,7 +447,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         g.others.clear();
         g.attempt += 1;
-        let outcome = if self.collect_group(g, seed, from) {
+        let outcome = if self.collect_group(g, seed, from, target) {
             self.move_or_swap(g, from, target)
         } else {
             Gain::Loses
@@ -455,27 +460,51 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         outcome == Gain::Pays
     }
 
-    /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`;
-    /// false when there are more than `MAX_GROUP`.
-    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
+    /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`,
+    /// and `g.group_cost` for a move to `target`; false when there are more than
+    /// `MAX_GROUP`.
+    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg, target: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
         g.side[seed] = (g.attempt, Side::Group);
+        let (mut before_cost, mut after_cost) = (0.0f64, 0.0f64);
         let mut i = 0;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
             let (s, e) = g.adj_range[m];
-            for &(o, _) in &g.adj[s as usize..e as usize] {
-                if g.side(o) != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
+            for &(o, freq) in &g.adj[s as usize..e as usize] {
+                if g.side(o) == Side::Group {
+                    continue;
+                }
+                // A partner in `from` joins the group; any other stays outside it, so
+                // its copy is broken now and whole after the move only if it is in
+                // `target`.
+                let reg = self.ctx.intervals[o].assigned;
+                if reg == Some(from) {
                     if g.group.len() == MAX_GROUP {
                         return false;
                     }
                     g.group.push(o);
                     g.side[o] = (g.attempt, Side::Group);
+                } else {
+                    before_cost += f64::from(freq);
+                    if reg != Some(target) {
+                        after_cost += f64::from(freq);
+                    }
+                }
+            }
+            let (s, e) = g.fixed_range[m];
+            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                if p != from {
+                    before_cost += f64::from(freq);
+                }
+                if p != target {
+                    after_cost += f64::from(freq);
                 }
             }
         }
+        g.group_cost = (before_cost, after_cost);
         true
     }
 
@@ -592,7 +621,60 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Does moving the group from `from` to `target`, and `g.others` (if any) from
     /// `target` to `from`, lower the weighted cost of the copies around both? Opening an
     /// untouched callee-saved `target` costs its save and restore.
+    ///
+    /// The group's side is `g.group_cost`; only the occupants' copies are walked here. A
+    /// copy between the group and an occupant is broken before and after (the ends trade
+    /// registers), where `group_cost` counted it whole after the move. The sums are
+    /// exact; below `EXACT_SUM` so are the `f32` sums of `exchange_gains_in_order`, whose
+    /// answer this is, and above it, where that answer depends on the order of its
+    /// terms, it is asked.
     fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
+        let (mut before_cost, mut after_cost) = g.group_cost;
+        for &o in &g.others {
+            let (s, e) = g.adj_range[o];
+            for &(n, freq) in &g.adj[s as usize..e as usize] {
+                match g.side(n) {
+                    Side::Other => {}
+                    Side::Group => after_cost += f64::from(freq),
+                    Side::Neither => {
+                        let reg = self.ctx.intervals[n].assigned;
+                        if reg != Some(target) {
+                            before_cost += f64::from(freq);
+                        }
+                        if reg != Some(from) {
+                            after_cost += f64::from(freq);
+                        }
+                    }
+                }
+            }
+            let (s, e) = g.fixed_range[o];
+            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                if p != target {
+                    before_cost += f64::from(freq);
+                }
+                if p != from {
+                    after_cost += f64::from(freq);
+                }
+            }
+        }
+        if self.ctx.callee_saved.is_untouched(target) {
+            after_cost += f64::from(CSR_COST);
+        }
+        let exact = f64::from(EXACT_SUM);
+        if before_cost >= exact || after_cost >= exact {
+            return self.exchange_gains_in_order(g, from, target);
+        }
+        let gain = if after_cost < before_cost {
+            Gain::Pays
+        } else {
+            Gain::Loses
+        };
+        debug_assert!(gain == self.exchange_gains_in_order(g, from, target));
+        gain
+    }
+
+    /// `exchange_gains` summed in `f32`, member by member and copy by copy.
+    fn exchange_gains_in_order(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
         for (members, now, next, moving) in [
             (&g.group, from, target, Side::Group),
