@@ -50,8 +50,10 @@ pub(crate) struct CopyGraph {
     /// are cleared.
     side: SecondaryMap<IntervalId, (u32, Side)>,
     attempt: u32,
-    /// Occupants of the target register overlapping the group.
+    /// Occupants of the target register overlapping the group, in no particular order.
     others: Vec<IntervalId>,
+    /// `others` in the order `exchange_gains_in_order` sums them in.
+    others_in_order: Vec<IntervalId>,
     /// The weighted cost (before, after) of the copies between the group and everything
     /// outside it, as if the group alone moved to the target, and of its members' fixed
     /// operands: summed while the group is collected, exactly (whole frequencies, far
@@ -524,7 +526,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let iv = &self.ctx.intervals[g.group[k]];
             self.ctx
                 .matrix
-                .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
+                .interference_unordered(target, &iv.runs, &mut g.others, MAX_SWAP);
             if g.others.len() > MAX_SWAP {
                 return Gain::Loses;
             }
@@ -625,10 +627,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// The group's side is `g.group_cost`; only the occupants' copies are walked here. A
     /// copy between the group and an occupant is broken before and after (the ends trade
     /// registers), where `group_cost` counted it whole after the move. The sums are
-    /// exact; below `EXACT_SUM` so are the `f32` sums of `exchange_gains_in_order`, whose
-    /// answer this is, and above it, where that answer depends on the order of its
-    /// terms, it is asked.
-    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
+    /// exact, so the order of `g.others` does not matter; below `EXACT_SUM` so are the
+    /// `f32` sums of `exchange_gains_in_order`, whose answer this is, and above it, where
+    /// that answer depends on the order of its terms, it is asked, with the occupants
+    /// listed again in the order its sums have always taken them in.
+    fn exchange_gains(&self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
         let (mut before_cost, mut after_cost) = g.group_cost;
         for &o in &g.others {
             let (s, e) = g.adj_range[o];
@@ -661,24 +664,43 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             after_cost += f64::from(CSR_COST);
         }
         let exact = f64::from(EXACT_SUM);
-        if before_cost >= exact || after_cost >= exact {
-            return self.exchange_gains_in_order(g, from, target);
+        if before_cost < exact && after_cost < exact {
+            let gain = if after_cost < before_cost {
+                Gain::Pays
+            } else {
+                Gain::Loses
+            };
+            debug_assert!(gain == self.exchange_gains_in_order(g, &g.others, from, target));
+            return gain;
         }
-        let gain = if after_cost < before_cost {
-            Gain::Pays
-        } else {
-            Gain::Loses
-        };
-        debug_assert!(gain == self.exchange_gains_in_order(g, from, target));
+        // The same occupants (at most `MAX_SWAP`, all found), each member's latest first.
+        let mut others = std::mem::take(&mut g.others_in_order);
+        others.clear();
+        for &m in &g.group {
+            let iv = &self.ctx.intervals[m];
+            self.ctx
+                .matrix
+                .interference(target, &iv.runs, &mut others, MAX_SWAP);
+        }
+        debug_assert_eq!(others.len(), g.others.len());
+        let gain = self.exchange_gains_in_order(g, &others, from, target);
+        g.others_in_order = others;
         gain
     }
 
-    /// `exchange_gains` summed in `f32`, member by member and copy by copy.
-    fn exchange_gains_in_order(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
+    /// `exchange_gains` summed in `f32`, member by member and copy by copy, the
+    /// occupants in the order of `others`.
+    fn exchange_gains_in_order(
+        &self,
+        g: &CopyGraph,
+        others: &[IntervalId],
+        from: PReg,
+        target: PReg,
+    ) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
         for (members, now, next, moving) in [
-            (&g.group, from, target, Side::Group),
-            (&g.others, target, from, Side::Other),
+            (&g.group[..], from, target, Side::Group),
+            (others, target, from, Side::Other),
         ] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
