@@ -537,6 +537,8 @@ mod tests {
     }
 }
 
+// Kept apart from the matrix code above, which is edited independently.
+#[allow(clippy::items_after_test_module)]
 impl InterferenceMatrix {
     /// The intervals assigned to `preg` that overlap `runs` (an interval's runs: sorted,
     /// disjoint), each pushed to `out` unless already there, in the order a forward walk
