@@ -50,8 +50,15 @@ pub(crate) struct CopyGraph {
     /// are cleared.
     side: SecondaryMap<IntervalId, (u32, Side)>,
     attempt: u32,
-    /// Occupants of the target register overlapping the group.
+    /// Occupants of the target register overlapping the group, in no particular order.
     others: Vec<IntervalId>,
+    /// `others` in the order `exchange_gains_in_order` sums them in.
+    others_in_order: Vec<IntervalId>,
+    /// The weighted cost (before, after) of the copies between the group and everything
+    /// outside it, as if the group alone moved to the target, and of its members' fixed
+    /// operands: summed while the group is collected, exactly (whole frequencies, far
+    /// below 2^53).
+    group_cost: (f64, f64),
     pieces: PieceIndex,
     /// Per register class: the registers of its allocation order (what `may_hold` looks
     /// up in the order list, here one bit per probe).
@@ -378,6 +385,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let class = self.an.live.class[v as usize].unwrap_or(regalloc2::RegClass::Int);
             let vreg = VReg::new(v as usize, class);
             let def_block = self.an.live.def_block[v as usize];
+            let (lo, hi) = g.pieces.of[v as usize];
+            let runs = &g.pieces.runs[lo as usize..hi as usize];
+            // The value's segments come in increasing order, so the run holding each
+            // one's start is found by walking the sorted runs forward, not by a search.
+            let mut cursor = 0;
             for s in self.an.intervals.segments_of(vreg) {
                 let succ = cfg.block_of(point_inst(s.start));
                 let start = before(f.block_insns(succ).first());
@@ -385,13 +397,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 debug_assert!(self.an.live.livein[succ.index()].contains(&vreg));
+                while runs.get(cursor).is_some_and(|r| r.1 <= start) {
+                    cursor += 1;
+                }
                 // The piece entering `succ` is the same from every predecessor.
-                let Some(y) = g.pieces.split_piece_at(v, start) else {
+                let Some(&(run_start, run_end, y)) = runs.get(cursor).filter(|r| r.0 <= start)
+                else {
                     continue;
                 };
+                debug_assert_eq!(Some(y), g.pieces.split_piece_at(v, start));
                 for (k, &pred) in f.block_preds(succ).iter().enumerate() {
                     let end = before(f.block_insns(pred).last()) + 1;
-                    if let Some(x) = g.pieces.split_piece_at(v, end)
+                    // A predecessor whose end lies in the run entering `succ` (the block
+                    // laid out just before it, mostly) leaves the value in the same piece.
+                    let x = if (run_start..run_end).contains(&end) {
+                        Some(y)
+                    } else {
+                        g.pieces.split_piece_at(v, end)
+                    };
+                    if let Some(x) = x
                         && x != y
                     {
                         let freq = self.an.freq.of(pred).min(self.an.freq.of(succ));
@@ -425,7 +449,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         g.others.clear();
         g.attempt += 1;
-        let outcome = if self.collect_group(g, seed, from) {
+        let outcome = if self.collect_group(g, seed, from, target) {
             self.move_or_swap(g, from, target)
         } else {
             Gain::Loses
@@ -438,27 +462,51 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         outcome == Gain::Pays
     }
 
-    /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`;
-    /// false when there are more than `MAX_GROUP`.
-    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg) -> bool {
+    /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`,
+    /// and `g.group_cost` for a move to `target`; false when there are more than
+    /// `MAX_GROUP`.
+    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg, target: PReg) -> bool {
         g.group.clear();
         g.group.push(seed);
         g.side[seed] = (g.attempt, Side::Group);
+        let (mut before_cost, mut after_cost) = (0.0f64, 0.0f64);
         let mut i = 0;
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
             let (s, e) = g.adj_range[m];
-            for &(o, _) in &g.adj[s as usize..e as usize] {
-                if g.side(o) != Side::Group && self.ctx.intervals[o].assigned == Some(from) {
+            for &(o, freq) in &g.adj[s as usize..e as usize] {
+                if g.side(o) == Side::Group {
+                    continue;
+                }
+                // A partner in `from` joins the group; any other stays outside it, so
+                // its copy is broken now and whole after the move only if it is in
+                // `target`.
+                let reg = self.ctx.intervals[o].assigned;
+                if reg == Some(from) {
                     if g.group.len() == MAX_GROUP {
                         return false;
                     }
                     g.group.push(o);
                     g.side[o] = (g.attempt, Side::Group);
+                } else {
+                    before_cost += f64::from(freq);
+                    if reg != Some(target) {
+                        after_cost += f64::from(freq);
+                    }
+                }
+            }
+            let (s, e) = g.fixed_range[m];
+            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                if p != from {
+                    before_cost += f64::from(freq);
+                }
+                if p != target {
+                    after_cost += f64::from(freq);
                 }
             }
         }
+        g.group_cost = (before_cost, after_cost);
         true
     }
 
@@ -478,7 +526,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let iv = &self.ctx.intervals[g.group[k]];
             self.ctx
                 .matrix
-                .interference(target, &iv.runs, &mut g.others, MAX_SWAP);
+                .interference_unordered(target, &iv.runs, &mut g.others, MAX_SWAP);
             if g.others.len() > MAX_SWAP {
                 return Gain::Loses;
             }
@@ -575,11 +623,84 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Does moving the group from `from` to `target`, and `g.others` (if any) from
     /// `target` to `from`, lower the weighted cost of the copies around both? Opening an
     /// untouched callee-saved `target` costs its save and restore.
-    fn exchange_gains(&self, g: &CopyGraph, from: PReg, target: PReg) -> Gain {
+    ///
+    /// The group's side is `g.group_cost`; only the occupants' copies are walked here. A
+    /// copy between the group and an occupant is broken before and after (the ends trade
+    /// registers), where `group_cost` counted it whole after the move. The sums are
+    /// exact, so the order of `g.others` does not matter; below `EXACT_SUM` so are the
+    /// `f32` sums of `exchange_gains_in_order`, whose answer this is, and above it, where
+    /// that answer depends on the order of its terms, it is asked, with the occupants
+    /// listed again in the order its sums have always taken them in.
+    fn exchange_gains(&self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
+        let (mut before_cost, mut after_cost) = g.group_cost;
+        for &o in &g.others {
+            let (s, e) = g.adj_range[o];
+            for &(n, freq) in &g.adj[s as usize..e as usize] {
+                match g.side(n) {
+                    Side::Other => {}
+                    Side::Group => after_cost += f64::from(freq),
+                    Side::Neither => {
+                        let reg = self.ctx.intervals[n].assigned;
+                        if reg != Some(target) {
+                            before_cost += f64::from(freq);
+                        }
+                        if reg != Some(from) {
+                            after_cost += f64::from(freq);
+                        }
+                    }
+                }
+            }
+            let (s, e) = g.fixed_range[o];
+            for &(_, p, freq) in &g.fixed[s as usize..e as usize] {
+                if p != target {
+                    before_cost += f64::from(freq);
+                }
+                if p != from {
+                    after_cost += f64::from(freq);
+                }
+            }
+        }
+        if self.ctx.callee_saved.is_untouched(target) {
+            after_cost += f64::from(CSR_COST);
+        }
+        let exact = f64::from(EXACT_SUM);
+        if before_cost < exact && after_cost < exact {
+            let gain = if after_cost < before_cost {
+                Gain::Pays
+            } else {
+                Gain::Loses
+            };
+            debug_assert!(gain == self.exchange_gains_in_order(g, &g.others, from, target));
+            return gain;
+        }
+        // The same occupants (at most `MAX_SWAP`, all found), each member's latest first.
+        let mut others = std::mem::take(&mut g.others_in_order);
+        others.clear();
+        for &m in &g.group {
+            let iv = &self.ctx.intervals[m];
+            self.ctx
+                .matrix
+                .interference(target, &iv.runs, &mut others, MAX_SWAP);
+        }
+        debug_assert_eq!(others.len(), g.others.len());
+        let gain = self.exchange_gains_in_order(g, &others, from, target);
+        g.others_in_order = others;
+        gain
+    }
+
+    /// `exchange_gains` summed in `f32`, member by member and copy by copy, the
+    /// occupants in the order of `others`.
+    fn exchange_gains_in_order(
+        &self,
+        g: &CopyGraph,
+        others: &[IntervalId],
+        from: PReg,
+        target: PReg,
+    ) -> Gain {
         let (mut before_cost, mut after_cost) = (0.0f32, 0.0f32);
         for (members, now, next, moving) in [
-            (&g.group, from, target, Side::Group),
-            (&g.others, target, from, Side::Other),
+            (&g.group[..], from, target, Side::Group),
+            (others, target, from, Side::Other),
         ] {
             for &m in members {
                 let (s, e) = g.adj_range[m];
