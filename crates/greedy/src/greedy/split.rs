@@ -248,6 +248,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         links.clear();
         boundary.clear();
         boundary.resize(n, 0.0);
+        descent.charged.clear();
         let all_segments = self.an.intervals.segments_of(iv.vreg);
         if last_segment.len() < f.num_blocks() {
             last_segment.resize(f.num_blocks(), NO_SEGMENT);
@@ -288,6 +289,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     // (another piece of the vreg, spilled or about to be): a reload if
                     // this block keeps the register.
                     boundary[k] += cost;
+                    descent.charged.push(k as u32);
                 }
             }
         }
@@ -300,6 +302,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             && let Some(k) = blocks.iter().position(|&b| b == def_block)
         {
             boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
+            descent.charged.push(k as u32);
         }
         adj.fill(n, links);
 
@@ -1205,26 +1208,51 @@ fn descend(
         dirty,
         into_from_stack,
         out_to_register,
+        charged,
     } = work;
+    debug_assert!((0..n).all(|k| label[k] || !free[k] || stack_cost[k] == 0.0));
+    debug_assert!((0..n).all(|k| boundary[k] == 0.0 || charged.contains(&(k as u32))));
+    dirty.clear();
+    dirty.resize(free_words.len(), 0);
     into_from_stack.clear();
     into_from_stack.resize(n, 0.0);
     out_to_register.clear();
     out_to_register.resize(n, 0.0);
     for &(a, b, w) in &adj.links {
-        if !label[a as usize] {
-            into_from_stack[b as usize] += f64::from(w);
+        let (a, b) = (a as usize, b as usize);
+        if !label[a] {
+            into_from_stack[b] += f64::from(w);
+            if label[b] {
+                dirty[a / 64] |= 1 << (a % 64);
+                dirty[b / 64] |= 1 << (b % 64);
+            }
         }
-        if label[b as usize] {
-            out_to_register[a as usize] += f64::from(w);
+        if label[b] {
+            out_to_register[a] += f64::from(w);
         }
     }
     // A segment's flip decision depends on its own label and its neighbours' only, so
     // one that did not flip is looked at again only once one of them has changed (a
     // segment that just flipped would not flip back either). Dirty segments are bits
     // (only free ones are ever set), found a word at a time.
+    //
+    // Every cost is at least zero. So at the start a register segment with no boundary
+    // cost and no link in from the stack gains nothing by going to the stack, and a stack
+    // segment with no link out into a register nothing by taking one (it has no stack
+    // cost to save: the start puts every free segment with one in the register). Looking
+    // at such a segment would not flip it: only the ends of links from the stack into a
+    // register and the register segments with a boundary cost start dirty, and the others
+    // are marked by a neighbour's flip before they could change their mind.
     debug_assert_eq!(free_words, bit_words(free));
-    dirty.clear();
-    dirty.extend_from_slice(free_words);
+    for &k in charged.iter() {
+        let k = k as usize;
+        if label[k] {
+            dirty[k / 64] |= 1 << (k % 64);
+        }
+    }
+    for (d, &free) in dirty.iter_mut().zip(free_words) {
+        *d &= free;
+    }
     for _ in 0..MAX_REGION_PASSES {
         let mut changed = false;
         let mut k = 0;
@@ -1280,6 +1308,9 @@ struct Descent {
     /// out to register segments, under the current labelling.
     into_from_stack: Vec<f64>,
     out_to_register: Vec<f64>,
+    /// The segments with a boundary cost (perhaps some without, and some twice), set for
+    /// each attempt.
+    charged: Vec<u32>,
 }
 
 /// The buffers of one region split attempt, kept across attempts and functions (an
@@ -1425,6 +1456,9 @@ mod tests {
                 }
             }
             adj.fill(n, &links);
+            work.charged.clear();
+            work.charged
+                .extend((0..n as u32).filter(|&k| boundary[k as usize] > 0.0));
             let free: Vec<bool> = (0..n).map(|_| next(5) != 0).collect();
             let mut label = if next(2) == 0 {
                 free.clone()
