@@ -1002,8 +1002,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     // ----- The split editor -----------------------------------------------------------
 
-    /// Replaces interval `id` by `products` (a partition of its segments), distributing
-    /// its uses by point, and assigns or queues each product.
+    /// Replaces interval `id` by `products` (a partition of its segments, each product's
+    /// in order), distributing its uses by point, and assigns or queues each product.
     fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
         let old_uses = std::mem::take(&mut self.ctx.intervals[id].uses);
         let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
@@ -1031,12 +1031,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // sorted by instruction (not by point: a late def may precede an early use of
         // the same instruction), so a segment's candidates are found by instruction and
         // then filtered by point.
-        let mut products = products;
         let mut found = std::mem::take(&mut self.ctx.scratch_uses);
         let mut uses_of: Vec<UseList> = Vec::with_capacity(products.len());
-        for product in products.iter_mut() {
-            product.segments.retain(|s| s.start < s.end);
-            product.segments.sort_unstable();
+        for product in &products {
+            // Every split kind builds its products' segments in order, none empty.
+            debug_assert!(product.segments.iter().all(|s| s.start < s.end));
+            debug_assert!(product.segments.is_sorted());
             // Segments are sorted: the first use reaching into each is found by a cursor.
             // Collected first, so the product's list is allocated once at its size.
             found.clear();
@@ -1044,6 +1044,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for s in &product.segments {
                 while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
                     lo += 1;
+                }
+                // Past the last use, or short of the next: nothing to take (most segments
+                // of a value through many blocks hold no use).
+                match old_uses.get(lo) {
+                    None => break,
+                    Some(u) if 2 * u.inst.index() as u32 >= s.end => continue,
+                    Some(_) => {}
                 }
                 found.extend(
                     old_uses[lo..]
