@@ -1067,7 +1067,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let runs: SegmentList = super::matrix::merged(&product.segments).collect();
+            let runs = runs_of(&product.segments);
             let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
             let segments = SegmentList::from_vec(product.segments);
             // Each product is limited by its own operands only: one `Limit` use must not
@@ -1103,6 +1103,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.refresh_hint_reg(vreg);
     }
+}
+
+/// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
+/// allocated once, as long as `segments` (runs never outnumber them, and the interval
+/// keeps a list that long anyway): collected, a block split's remainder of hundreds of
+/// runs grew it one push at a time.
+fn runs_of(segments: &[Segment]) -> SegmentList {
+    let runs = super::matrix::merged(segments);
+    if segments.len() <= SegmentList::new().inline_size() {
+        return runs.collect();
+    }
+    let mut list = Vec::with_capacity(segments.len());
+    list.extend(runs);
+    SegmentList::from_vec(list)
 }
 
 /// The tightest `Limit` among `uses` (`usize::MAX` for none): registers with `hw_enc` at
