@@ -1121,14 +1121,13 @@ fn runs_of(segments: &[Segment]) -> SegmentList {
 
 /// The tightest `Limit` among `uses` (`usize::MAX` for none): registers with `hw_enc` at
 /// or above it cannot hold the interval serving them.
+#[inline]
 pub(crate) fn use_limit(uses: &[UseSite]) -> usize {
     uses.iter()
-        .filter_map(|u| match u.operand.constraint() {
-            OperandConstraint::Limit(n) => Some(n),
-            _ => None,
+        .fold(usize::MAX, |limit, u| match u.operand.constraint() {
+            OperandConstraint::Limit(n) => limit.min(n),
+            _ => limit,
         })
-        .min()
-        .unwrap_or(usize::MAX)
 }
 
 /// LLVM's compact region, labelled into `label`: with no register chosen yet, the value
