@@ -1200,14 +1200,13 @@ fn lower_bound(
             in_register[b as usize] += f64::from(w);
         }
     }
-    let total: f64 = (0..free.len())
-        .map(|k| {
-            let stack = f64::from(stack_cost[k]);
-            if free[k] {
-                stack.min(in_register[k])
-            } else {
-                stack
-            }
+    let total: f64 = free
+        .iter()
+        .zip(stack_cost)
+        .zip(&*in_register)
+        .map(|((&free, &stack), &in_register)| {
+            let stack = f64::from(stack);
+            if free { stack.min(in_register) } else { stack }
         })
         .sum();
     (total * (1.0 - 1e-6)) as f32
@@ -1314,8 +1313,17 @@ fn descend(
         }
     }
     // Each costly link is counted once, at the register segment it enters.
-    let cost: f64 = (0..n)
-        .map(|k| own(k, label[k]) + if label[k] { into_from_stack[k] } else { 0.0 })
+    let cost: f64 = label
+        .iter()
+        .zip(stack_cost.iter().zip(boundary))
+        .zip(&*into_from_stack)
+        .map(|((&reg, (&stack, &boundary)), &into)| {
+            if reg {
+                f64::from(boundary) + into
+            } else {
+                f64::from(stack)
+            }
+        })
         .sum();
     cost as f32
 }
