@@ -1040,13 +1040,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Segments are sorted: the first use reaching into each is found by a cursor.
             // Collected first, so the product's list is allocated once at its size.
             found.clear();
+            let segments = &product.segments[..];
             let mut lo = 0;
-            for s in &product.segments {
+            let mut k = 0;
+            while let Some(next) = old_uses.get(lo) {
+                // A segment that ends by the next use's instruction takes nothing and
+                // leaves the cursor where it is (most segments of a value through many
+                // blocks hold no use): one comparison each.
+                let next_inst = 2 * next.inst.index() as u32;
+                while k < segments.len() && segments[k].end <= next_inst {
+                    k += 1;
+                }
+                let Some(s) = segments.get(k) else {
+                    break;
+                };
+                k += 1;
                 while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
                     lo += 1;
                 }
-                // Past the last use, or short of the next: nothing to take (most segments
-                // of a value through many blocks hold no use).
+                // Past the last use, or short of the next: nothing to take.
                 match old_uses.get(lo) {
                     None => break,
                     Some(u) if 2 * u.inst.index() as u32 >= s.end => continue,
