@@ -378,7 +378,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 label_a, free, free_words, stack_cost, boundary, adj, descent,
             );
             label_b.clear();
-            label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
+            label_b.extend(
+                free.iter()
+                    .zip(&*stack_cost)
+                    .map(|(&free, &stack)| free && stack > 0.0),
+            );
             // The same start descends to the same labelling.
             let cost_b = if label_b == free {
                 cost_a
