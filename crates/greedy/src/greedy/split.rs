@@ -248,6 +248,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         links.clear();
         boundary.clear();
         boundary.resize(n, 0.0);
+        descent.charged.clear();
         let all_segments = self.an.intervals.segments_of(iv.vreg);
         if last_segment.len() < f.num_blocks() {
             last_segment.resize(f.num_blocks(), NO_SEGMENT);
@@ -288,6 +289,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     // (another piece of the vreg, spilled or about to be): a reload if
                     // this block keeps the register.
                     boundary[k] += cost;
+                    descent.charged.push(k as u32);
                 }
             }
         }
@@ -300,6 +302,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             && let Some(k) = blocks.iter().position(|&b| b == def_block)
         {
             boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
+            descent.charged.push(k as u32);
         }
         adj.fill(n, links);
 
@@ -375,7 +378,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 label_a, free, free_words, stack_cost, boundary, adj, descent,
             );
             label_b.clear();
-            label_b.extend((0..n).map(|k| free[k] && stack_cost[k] > 0.0));
+            label_b.extend(
+                free.iter()
+                    .zip(&*stack_cost)
+                    .map(|(&free, &stack)| free && stack > 0.0),
+            );
             // The same start descends to the same labelling.
             let cost_b = if label_b == free {
                 cost_a
@@ -999,8 +1006,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     // ----- The split editor -----------------------------------------------------------
 
-    /// Replaces interval `id` by `products` (a partition of its segments), distributing
-    /// its uses by point, and assigns or queues each product.
+    /// Replaces interval `id` by `products` (a partition of its segments, each product's
+    /// in order), distributing its uses by point, and assigns or queues each product.
     fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
         let old_uses = std::mem::take(&mut self.ctx.intervals[id].uses);
         let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
@@ -1028,19 +1035,38 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // sorted by instruction (not by point: a late def may precede an early use of
         // the same instruction), so a segment's candidates are found by instruction and
         // then filtered by point.
-        let mut products = products;
         let mut found = std::mem::take(&mut self.ctx.scratch_uses);
         let mut uses_of: Vec<UseList> = Vec::with_capacity(products.len());
-        for product in products.iter_mut() {
-            product.segments.retain(|s| s.start < s.end);
-            product.segments.sort_unstable();
+        for product in &products {
+            // Every split kind builds its products' segments in order, none empty.
+            debug_assert!(product.segments.iter().all(|s| s.start < s.end));
+            debug_assert!(product.segments.is_sorted());
             // Segments are sorted: the first use reaching into each is found by a cursor.
             // Collected first, so the product's list is allocated once at its size.
             found.clear();
+            let segments = &product.segments[..];
             let mut lo = 0;
-            for s in &product.segments {
+            let mut k = 0;
+            while let Some(next) = old_uses.get(lo) {
+                // A segment that ends by the next use's instruction takes nothing and
+                // leaves the cursor where it is (most segments of a value through many
+                // blocks hold no use): one comparison each.
+                let next_inst = 2 * next.inst.index() as u32;
+                while k < segments.len() && segments[k].end <= next_inst {
+                    k += 1;
+                }
+                let Some(s) = segments.get(k) else {
+                    break;
+                };
+                k += 1;
                 while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
                     lo += 1;
+                }
+                // Past the last use, or short of the next: nothing to take.
+                match old_uses.get(lo) {
+                    None => break,
+                    Some(u) if 2 * u.inst.index() as u32 >= s.end => continue,
+                    Some(_) => {}
                 }
                 found.extend(
                     old_uses[lo..]
@@ -1057,7 +1083,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let runs: SegmentList = super::matrix::merged(&product.segments).collect();
+            let runs = runs_of(&product.segments);
             let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
             let segments = SegmentList::from_vec(product.segments);
             // Each product is limited by its own operands only: one `Limit` use must not
@@ -1095,16 +1121,29 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 }
 
+/// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
+/// allocated once, as long as `segments` (runs never outnumber them, and the interval
+/// keeps a list that long anyway): collected, a block split's remainder of hundreds of
+/// runs grew it one push at a time.
+fn runs_of(segments: &[Segment]) -> SegmentList {
+    let runs = super::matrix::merged(segments);
+    if segments.len() <= SegmentList::new().inline_size() {
+        return runs.collect();
+    }
+    let mut list = Vec::with_capacity(segments.len());
+    list.extend(runs);
+    SegmentList::from_vec(list)
+}
+
 /// The tightest `Limit` among `uses` (`usize::MAX` for none): registers with `hw_enc` at
 /// or above it cannot hold the interval serving them.
+#[inline]
 pub(crate) fn use_limit(uses: &[UseSite]) -> usize {
     uses.iter()
-        .filter_map(|u| match u.operand.constraint() {
-            OperandConstraint::Limit(n) => Some(n),
-            _ => None,
+        .fold(usize::MAX, |limit, u| match u.operand.constraint() {
+            OperandConstraint::Limit(n) => limit.min(n),
+            _ => limit,
         })
-        .min()
-        .unwrap_or(usize::MAX)
 }
 
 /// LLVM's compact region, labelled into `label`: with no register chosen yet, the value
@@ -1177,14 +1216,13 @@ fn lower_bound(
             in_register[b as usize] += f64::from(w);
         }
     }
-    let total: f64 = (0..free.len())
-        .map(|k| {
-            let stack = f64::from(stack_cost[k]);
-            if free[k] {
-                stack.min(in_register[k])
-            } else {
-                stack
-            }
+    let total: f64 = free
+        .iter()
+        .zip(stack_cost)
+        .zip(&*in_register)
+        .map(|((&free, &stack), &in_register)| {
+            let stack = f64::from(stack);
+            if free { stack.min(in_register) } else { stack }
         })
         .sum();
     (total * (1.0 - 1e-6)) as f32
@@ -1205,26 +1243,51 @@ fn descend(
         dirty,
         into_from_stack,
         out_to_register,
+        charged,
     } = work;
+    debug_assert!((0..n).all(|k| label[k] || !free[k] || stack_cost[k] == 0.0));
+    debug_assert!((0..n).all(|k| boundary[k] == 0.0 || charged.contains(&(k as u32))));
+    dirty.clear();
+    dirty.resize(free_words.len(), 0);
     into_from_stack.clear();
     into_from_stack.resize(n, 0.0);
     out_to_register.clear();
     out_to_register.resize(n, 0.0);
     for &(a, b, w) in &adj.links {
-        if !label[a as usize] {
-            into_from_stack[b as usize] += f64::from(w);
+        let (a, b) = (a as usize, b as usize);
+        if !label[a] {
+            into_from_stack[b] += f64::from(w);
+            if label[b] {
+                dirty[a / 64] |= 1 << (a % 64);
+                dirty[b / 64] |= 1 << (b % 64);
+            }
         }
-        if label[b as usize] {
-            out_to_register[a as usize] += f64::from(w);
+        if label[b] {
+            out_to_register[a] += f64::from(w);
         }
     }
     // A segment's flip decision depends on its own label and its neighbours' only, so
     // one that did not flip is looked at again only once one of them has changed (a
     // segment that just flipped would not flip back either). Dirty segments are bits
     // (only free ones are ever set), found a word at a time.
+    //
+    // Every cost is at least zero. So at the start a register segment with no boundary
+    // cost and no link in from the stack gains nothing by going to the stack, and a stack
+    // segment with no link out into a register nothing by taking one (it has no stack
+    // cost to save: the start puts every free segment with one in the register). Looking
+    // at such a segment would not flip it: only the ends of links from the stack into a
+    // register and the register segments with a boundary cost start dirty, and the others
+    // are marked by a neighbour's flip before they could change their mind.
     debug_assert_eq!(free_words, bit_words(free));
-    dirty.clear();
-    dirty.extend_from_slice(free_words);
+    for &k in charged.iter() {
+        let k = k as usize;
+        if label[k] {
+            dirty[k / 64] |= 1 << (k % 64);
+        }
+    }
+    for (d, &free) in dirty.iter_mut().zip(free_words) {
+        *d &= free;
+    }
     for _ in 0..MAX_REGION_PASSES {
         let mut changed = false;
         let mut k = 0;
@@ -1266,8 +1329,17 @@ fn descend(
         }
     }
     // Each costly link is counted once, at the register segment it enters.
-    let cost: f64 = (0..n)
-        .map(|k| own(k, label[k]) + if label[k] { into_from_stack[k] } else { 0.0 })
+    let cost: f64 = label
+        .iter()
+        .zip(stack_cost.iter().zip(boundary))
+        .zip(&*into_from_stack)
+        .map(|((&reg, (&stack, &boundary)), &into)| {
+            if reg {
+                f64::from(boundary) + into
+            } else {
+                f64::from(stack)
+            }
+        })
         .sum();
     cost as f32
 }
@@ -1280,6 +1352,9 @@ struct Descent {
     /// out to register segments, under the current labelling.
     into_from_stack: Vec<f64>,
     out_to_register: Vec<f64>,
+    /// The segments with a boundary cost (perhaps some without, and some twice), set for
+    /// each attempt.
+    charged: Vec<u32>,
 }
 
 /// The buffers of one region split attempt, kept across attempts and functions (an
@@ -1425,6 +1500,9 @@ mod tests {
                 }
             }
             adj.fill(n, &links);
+            work.charged.clear();
+            work.charged
+                .extend((0..n as u32).filter(|&k| boundary[k as usize] > 0.0));
             let free: Vec<bool> = (0..n).map(|_| next(5) != 0).collect();
             let mut label = if next(2) == 0 {
                 free.clone()
