@@ -439,6 +439,45 @@ impl InterferenceMatrix {
             pos: FRESH,
         }
     }
+
+    /// The intervals assigned to `preg` that overlap `runs` (an interval's runs: sorted,
+    /// disjoint), each pushed to `out` unless already there, in the order a forward walk
+    /// meets them; stops once `out` holds more than `limit`. For callers to which the
+    /// order does not matter: unlike `interference`, which lists each segment's
+    /// occupants latest first, it walks them once, and stops as soon as the limit is
+    /// passed.
+    pub fn interference_unordered(
+        &self,
+        preg: PReg,
+        runs: &[Segment],
+        out: &mut Vec<IntervalId>,
+        limit: usize,
+    ) {
+        let u = &self.unions[preg.index()];
+        if u.is_empty() {
+            return;
+        }
+        let mut cursor = FRESH;
+        for run in runs {
+            let Some(mut e) = u.seek(&mut cursor, run.start) else {
+                return;
+            };
+            let mut pos = cursor;
+            while e.start < run.end {
+                if !out.contains(&e.id) {
+                    out.push(e.id);
+                    if out.len() > limit {
+                        return;
+                    }
+                }
+                let Some(next) = u.step(pos) else {
+                    return;
+                };
+                pos = next;
+                e = u.at(pos);
+            }
+        }
+    }
 }
 
 /// One register's union and a position in it, for `InterferenceMatrix::probe`. An empty
@@ -629,48 +668,5 @@ mod tests {
                 .iter()
                 .all(|c| !c.is_empty() && c.len() <= CHUNK_MAX)
         );
-    }
-}
-
-// Kept apart from the matrix code above, which is edited independently.
-#[allow(clippy::items_after_test_module)]
-impl InterferenceMatrix {
-    /// The intervals assigned to `preg` that overlap `runs` (an interval's runs: sorted,
-    /// disjoint), each pushed to `out` unless already there, in the order a forward walk
-    /// meets them; stops once `out` holds more than `limit`. For callers to which the
-    /// order does not matter: unlike `interference`, which lists each segment's
-    /// occupants latest first, it walks them once, and stops as soon as the limit is
-    /// passed.
-    pub fn interference_unordered(
-        &self,
-        preg: PReg,
-        runs: &[Segment],
-        out: &mut Vec<IntervalId>,
-        limit: usize,
-    ) {
-        let u = &self.unions[preg.index()];
-        if u.is_empty() {
-            return;
-        }
-        let mut cursor = FRESH;
-        for run in runs {
-            let Some(mut e) = u.seek(&mut cursor, run.start) else {
-                return;
-            };
-            let mut pos = cursor;
-            while e.start < run.end {
-                if !out.contains(&e.id) {
-                    out.push(e.id);
-                    if out.len() > limit {
-                        return;
-                    }
-                }
-                let Some(next) = u.step(pos) else {
-                    return;
-                };
-                pos = next;
-                e = u.at(pos);
-            }
-        }
     }
 }
