@@ -514,19 +514,21 @@ impl LiveIntervals {
             let ops = f.inst_operands(inst);
             let b = before(inst);
             let clobbers = f.inst_clobbers(inst);
+            // Most instructions clobber nothing, and iterating an empty set still walks
+            // its words.
             if clobbers != PRegSet::empty() {
                 self.fixed_index
                     .push(b + 1, b + 2, VReg::invalid(), clobbers);
-            }
-            for clobber in clobbers {
-                self.reserve(
-                    clobber,
-                    Reservation {
-                        start: b + 1,
-                        end: b + 2,
-                        owner: VReg::invalid(),
-                    },
-                );
+                for clobber in clobbers {
+                    self.reserve(
+                        clobber,
+                        Reservation {
+                            start: b + 1,
+                            end: b + 2,
+                            owner: VReg::invalid(),
+                        },
+                    );
+                }
             }
             let reused = reused_vreg(ops);
             for (k, &op) in ops.iter().enumerate().rev() {
