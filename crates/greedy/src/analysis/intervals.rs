@@ -296,6 +296,7 @@ pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> boo
 }
 
 /// Points `[first, last]` at which `op` of `inst` needs its value in its allocation.
+#[inline]
 pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (Point, Point) {
     let b = before(inst);
     match (op.kind(), op.pos()) {
