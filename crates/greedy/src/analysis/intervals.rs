@@ -439,6 +439,10 @@ impl LiveIntervals {
                 reservations.build_index(points);
                 continue;
             }
+            // Blocks and instructions were scanned last to first, so the list is nearly
+            // reversed: turned around it is nearly sorted, which the sort passes over in
+            // one walk, where a short reversed list costs it a quadratic insertion sort.
+            list.reverse();
             list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
             let mut out = 0;
             for i in 0..list.len() {
