@@ -28,6 +28,7 @@ pub(crate) struct Liveness {
     /// Per vreg: the blocks it is live into.
     pub livein_count: Vec<u32>,
     def_inst: Vec<Inst>,
+    /// Per vreg, the last block defining it so far; only for `first_use_error`.
     local_stamp: Vec<u32>,
     /// Upward-exposed uses chained per vreg: `exposed_head[v]` is the latest entry of
     /// `v`, an entry is its block and the index of `v`'s previous entry. Grouping by
@@ -35,6 +36,8 @@ pub(crate) struct Liveness {
     /// a time) without sorting every use.
     exposed_head: Vec<u32>,
     exposed: Vec<(u32, u32)>,
+    /// Branch arguments whose vreg had no class yet at their block's end.
+    unclassed_args: Vec<VReg>,
     block_stamp: Vec<u32>,
     stack: Vec<Block>,
 }
@@ -42,7 +45,7 @@ pub(crate) struct Liveness {
 impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
-        self.compute_liveins(f)
+        self.compute_liveins(f, cfg)
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).
@@ -68,6 +71,14 @@ impl Liveness {
     /// The same rules as regalloc2's `validate_ssa`, plus the operand-shape checks that
     /// keep later stages panic-free (indices in range, classes consistent, reuse targets
     /// that exist).
+    ///
+    /// One walk checks the operands and collects the upward-exposed uses for
+    /// `compute_liveins`: a use (or branch argument, a use at the block end) not
+    /// preceded by its definition in its own block. Whether such a use is dominated by
+    /// its definition can only be told once every definition is known, so it is
+    /// checked per exposed block in `compute_liveins`; a branch argument whose shape is
+    /// wrong is only noted. Either failure means the function is invalid, and
+    /// `first_use_error` then finds the error regalloc2's order of checks reports.
     fn validate_ssa<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -83,8 +94,13 @@ impl Liveness {
         self.class.resize(nv, None);
         self.operand_count.clear();
         self.operand_count.resize(nv, 0);
+        self.exposed_head.clear();
+        self.exposed_head.resize(nv, NO_ENTRY);
+        self.exposed.clear();
+        self.unclassed_args.clear();
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
+        let mut bad_arg = false;
 
         for b in 0..nb {
             let block = Block::new(b);
@@ -95,7 +111,8 @@ impl Liveness {
                 }
                 self.def_block[p.vreg()] = block;
             }
-            for inst in f.block_insns(block).iter() {
+            let insns = f.block_insns(block);
+            for inst in insns.iter() {
                 let ops = f.inst_operands(inst);
                 if ops.len() > u16::MAX as usize {
                     return Err(RegAllocError::TooManyOperands);
@@ -141,22 +158,71 @@ impl Liveness {
                         }
                         self.def_block[v.vreg()] = block;
                         self.def_inst[v.vreg()] = inst;
+                    } else if self.def_block[v.vreg()] != block || self.def_inst[v.vreg()] == inst {
+                        // Not defined earlier in this block: exposed if the definition
+                        // is elsewhere, an error if it is later here or in this very
+                        // instruction (which `compute_liveins` tells apart).
+                        self.note_exposed(v, b as u32);
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                    let params = f.block_params(succ);
+                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        if arg.vreg() >= nv || arg.class() != param.class() {
+                            bad_arg = true;
+                            continue;
+                        }
+                        match self.class[arg.vreg()] {
+                            Some(c) if c == arg.class() => {}
+                            // Mentioned first by a later block, or never.
+                            None => self.unclassed_args.push(arg),
+                            Some(_) => bad_arg = true,
+                        }
+                        // Everything this block defines precedes its branch arguments.
+                        if self.def_block[arg.vreg()] != block {
+                            self.note_exposed(arg, b as u32);
+                        }
                     }
                 }
             }
         }
+        bad_arg |= self
+            .unclassed_args
+            .iter()
+            .any(|&arg| self.class[arg.vreg()] != Some(arg.class()));
+        if bad_arg {
+            let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+            debug_assert!(!matches!(e, RegAllocError::EntryLivein), "a bad branch argument passed");
+            return Err(e);
+        }
+        Ok(())
+    }
 
-        // Dominance of uses: a local def must come earlier in the block (never in the
-        // same instruction), a non-local one must dominate the block. The same walk
-        // collects the upward-exposed uses for `compute_liveins`: a use outside the
-        // defining block (SSA makes every use in the defining block follow the def).
-        // Branch args are uses at the block end.
+    /// The error regalloc2's second walk over the function reports first: uses (and
+    /// branch arguments) in program order, each checked for a dominating definition;
+    /// `otherwise` if there is none. Only called once `validate_ssa` or
+    /// `compute_liveins` has seen the function fail.
+    #[cold]
+    fn first_use_error<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        cfg: &Cfg,
+        otherwise: RegAllocError,
+    ) -> RegAllocError {
         self.local_stamp.clear();
-        self.local_stamp.resize(nv, u32::MAX);
-        self.exposed_head.clear();
-        self.exposed_head.resize(nv, NO_ENTRY);
-        self.exposed.clear();
-        for b in 0..nb {
+        self.local_stamp.resize(f.num_vregs(), u32::MAX);
+        self.check_uses(f, cfg).err().unwrap_or(otherwise)
+    }
+
+    /// Dominance of uses: a local def must come earlier in the block (never in the same
+    /// instruction), a non-local one must dominate the block. Branch args are uses at
+    /// the block end.
+    fn check_uses<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+        let nv = f.num_vregs();
+        for b in 0..f.num_blocks() {
             let block = Block::new(b);
             let stamp = b as u32;
             for &p in f.block_params(block) {
@@ -167,11 +233,7 @@ impl Liveness {
                 let ops = f.inst_operands(inst);
                 for op in ops {
                     if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
-                        let v = op.vreg();
-                        self.check_dominated(cfg, block, stamp, v, inst)?;
-                        if self.def_block[v.vreg()] != block {
-                            self.note_exposed(v, b as u32);
-                        }
+                        self.check_dominated(cfg, block, stamp, op.vreg(), inst)?;
                     }
                 }
                 for op in ops {
@@ -190,9 +252,6 @@ impl Liveness {
                         }
                         self.note_class(arg, last)?;
                         self.check_dominated(cfg, block, stamp, arg, last)?;
-                        if self.def_block[arg.vreg()] != block {
-                            self.note_exposed(arg, b as u32);
-                        }
                     }
                 }
             }
@@ -235,7 +294,11 @@ impl Liveness {
         }
     }
 
-    fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+    fn compute_liveins<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        cfg: &Cfg,
+    ) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         self.livein.reset(nb);
         self.block_stamp.clear();
@@ -259,6 +322,12 @@ impl Liveness {
                 let (b, prev) = self.exposed[e as usize];
                 e = prev;
                 let x = Block::new(b as usize);
+                // An exposed use needs a definition in another block dominating its own.
+                if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
+                    let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+                    debug_assert!(!matches!(e, RegAllocError::EntryLivein), "an undominated use passed");
+                    return Err(e);
+                }
                 if self.block_stamp[x.index()] != stamp {
                     self.block_stamp[x.index()] = stamp;
                     self.livein[x.index()].push(vreg);
@@ -268,7 +337,9 @@ impl Liveness {
             let mut blocks = self.stack.len() as u32;
             while let Some(x) = self.stack.pop() {
                 if x == entry {
-                    return Err(RegAllocError::EntryLivein);
+                    // Only a use its definition does not dominate reaches the entry,
+                    // and that error comes first.
+                    return Err(self.first_use_error(f, cfg, RegAllocError::EntryLivein));
                 }
                 for &p in f.block_preds(x) {
                     if p != def && self.block_stamp[p.index()] != stamp {
