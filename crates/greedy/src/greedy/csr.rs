@@ -60,14 +60,11 @@ impl CalleeSaved {
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// A fixed operand in a callee-saved register already makes the function pay for it.
+    /// Reads the fixed operands `Partners::compute` listed (it must have run): the
+    /// registers' reservations hold them too, but among every call's clobbers.
     pub(crate) fn touch_fixed_callee_saved(&mut self) {
-        for (i, reservations) in self.an.intervals.fixed.iter().enumerate() {
-            if reservations
-                .iter()
-                .any(|r| r.owner != regalloc2::VReg::invalid())
-            {
-                self.ctx.callee_saved.touch(PReg::from_index(i));
-            }
+        for &(_, _, p, _) in &self.ctx.partners.fixed {
+            self.ctx.callee_saved.touch(p);
         }
     }
 

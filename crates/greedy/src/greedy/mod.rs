@@ -87,11 +87,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     pub fn run(&mut self) -> Result<(), RegAllocError> {
         let t = phase_clock(self.options);
         self.reset();
+        // First: the callee-saved setup and the intervals read its list of fixed operands.
+        self.ctx.partners.compute(self.func, &self.an.freq);
         if self.options.csr_first_use_cost {
             self.touch_fixed_callee_saved();
             self.measure_pressure();
         }
-        self.ctx.partners.compute(self.func, &self.an.freq);
         self.create_intervals();
         self.stats.phases.since(Phase::Setup, t);
         let t = phase_clock(self.options);
@@ -198,14 +199,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn create_intervals(&mut self) {
         let li = &self.an.intervals;
         // All flags first: spilling a value up front below may already probe registers.
-        for (v, flag) in self.ctx.vreg_fixed_uses.iter_mut().enumerate() {
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            *flag = li
-                .uses_of(VReg::new(v, class))
-                .iter()
-                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
+        // `Partners` lists every fixed-register operand (the non-allocatable ones aside,
+        // which no vreg's uses hold): far fewer than the vregs whose uses would be
+        // scanned.
+        for &(v, ..) in &self.ctx.partners.fixed {
+            self.ctx.vreg_fixed_uses[v.vreg()] = true;
         }
         for v in 0..self.func.num_vregs() {
             let Some(class) = self.an.live.class[v] else {
