@@ -27,6 +27,9 @@ pub(crate) struct Liveness {
     pub operand_count: Vec<u32>,
     /// Per vreg: the blocks it is live into.
     pub livein_count: Vec<u32>,
+    /// The instructions with a reuse or fixed-register operand (non-allocatable ones
+    /// aside), in order: all that `Partners::compute_listed` needs to visit.
+    pub copy_or_fixed_insts: Vec<Inst>,
     def_inst: Vec<Inst>,
     /// Per vreg, the last block defining it so far; only for `first_use_error`.
     local_stamp: Vec<u32>,
@@ -98,6 +101,7 @@ impl Liveness {
         self.exposed_head.resize(nv, NO_ENTRY);
         self.exposed.clear();
         self.unclassed_args.clear();
+        self.copy_or_fixed_insts.clear();
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
         let mut bad_arg = false;
@@ -129,10 +133,14 @@ impl Liveness {
                     self.note_class(v, inst)?;
                     self.operand_count[v.vreg()] += 1;
                     match op.constraint() {
-                        OperandConstraint::FixedReg(p) if p.class() != v.class() => {
-                            return Err(RegAllocError::SSA(v, inst));
+                        OperandConstraint::FixedReg(p) => {
+                            if p.class() != v.class() {
+                                return Err(RegAllocError::SSA(v, inst));
+                            }
+                            self.note_copy_or_fixed(inst);
                         }
                         OperandConstraint::Reuse(j) => {
+                            self.note_copy_or_fixed(inst);
                             let ok = op.kind() == OperandKind::Def
                                 && j < ops.len()
                                 && j != k
@@ -195,7 +203,10 @@ impl Liveness {
             .any(|&arg| self.class[arg.vreg()] != Some(arg.class()));
         if bad_arg {
             let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
-            debug_assert!(!matches!(e, RegAllocError::EntryLivein), "a bad branch argument passed");
+            debug_assert!(
+                !matches!(e, RegAllocError::EntryLivein),
+                "a bad branch argument passed"
+            );
             return Err(e);
         }
         Ok(())
@@ -257,6 +268,13 @@ impl Liveness {
             }
         }
         Ok(())
+    }
+
+    #[inline]
+    fn note_copy_or_fixed(&mut self, inst: Inst) {
+        if self.copy_or_fixed_insts.last() != Some(&inst) {
+            self.copy_or_fixed_insts.push(inst);
+        }
     }
 
     /// Chains an upward-exposed use of `v` in block `b`. Blocks are walked in order, so
@@ -325,7 +343,10 @@ impl Liveness {
                 // An exposed use needs a definition in another block dominating its own.
                 if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
                     let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
-                    debug_assert!(!matches!(e, RegAllocError::EntryLivein), "an undominated use passed");
+                    debug_assert!(
+                        !matches!(e, RegAllocError::EntryLivein),
+                        "an undominated use passed"
+                    );
                     return Err(e);
                 }
                 if self.block_stamp[x.index()] != stamp {

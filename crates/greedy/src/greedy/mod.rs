@@ -88,7 +88,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let t = phase_clock(self.options);
         self.reset();
         // First: the callee-saved setup and the intervals read its list of fixed operands.
-        self.ctx.partners.compute(self.func, &self.an.freq);
+        self.ctx.partners.compute_listed(
+            self.func,
+            &self.an.freq,
+            &self.an.live.copy_or_fixed_insts,
+        );
         if self.options.csr_first_use_cost {
             self.touch_fixed_callee_saved();
             self.measure_pressure();
