@@ -370,7 +370,8 @@ impl LiveIntervals {
                 end += n + 1;
                 (end, end)
             }));
-        self.segments.clear();
+        // Only the slots `put_segment` writes are ever read, so what the last function
+        // left in them needs no clearing.
         self.segments
             .resize(end as usize, Segment { start: 0, end: 0 });
         self.vreg_uses.clear();
@@ -379,7 +380,8 @@ impl LiveIntervals {
             end += n;
             (end, end)
         }));
-        self.uses.clear();
+        // Every slot is written by `record_site` (each vreg's room is exactly its
+        // operands) before it is read.
         self.uses.resize(
             end as usize,
             UseSite {
