@@ -24,6 +24,7 @@ pub(crate) struct CalleeSaved {
     /// spill for nothing.
     pressure_exceeds_registers: [bool; 3],
     /// Per class, per program point: segments starting there minus segments ending.
+    /// All zero between functions: `measure_pressure` clears each entry as it reads it.
     delta: Vec<i32>,
 }
 
@@ -77,8 +78,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let points = 2 * self.func.num_insts() + 1;
         let measured = [RegClass::Int, RegClass::Float, RegClass::Vector]
             .map(|class| self.env.non_preferred_regs_by_class[class as usize] != PRegSet::empty());
-        delta.clear();
-        delta.resize(3 * points, 0);
+        debug_assert!(delta.iter().all(|&d| d == 0));
+        if delta.len() < 3 * points {
+            delta.resize(3 * points, 0);
+        }
         for v in 0..self.func.num_vregs() {
             let Some(class) = self.an.live.class[v] else {
                 continue;
@@ -93,15 +96,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 row[s.end as usize] -= 1;
             }
         }
-        for (c, row) in delta.chunks_exact(points).enumerate() {
+        for (c, row) in delta.chunks_exact_mut(points).take(3).enumerate() {
             if !measured[c] {
                 continue;
             }
             let all = self.out.order[c].len() as i32;
             let mut live = 0;
             let mut peak = 0;
-            for &d in row {
-                live += d;
+            for d in row {
+                live += std::mem::take(d);
                 peak = peak.max(live);
             }
             self.ctx.callee_saved.pressure_exceeds_registers[c] = peak > all;
