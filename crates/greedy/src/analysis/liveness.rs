@@ -39,6 +39,9 @@ pub(crate) struct Liveness {
     /// a time) without sorting every use.
     exposed_head: Vec<u32>,
     exposed: Vec<(u32, u32)>,
+    /// One bit per vreg, set when it has an exposed use: most vregs have none, and
+    /// `compute_liveins` visits only these, in increasing order, 64 vregs a word.
+    exposed_vregs: Vec<u64>,
     /// Branch arguments whose vreg had no class yet at their block's end.
     unclassed_args: Vec<VReg>,
     block_stamp: Vec<u32>,
@@ -100,6 +103,8 @@ impl Liveness {
         self.exposed_head.clear();
         self.exposed_head.resize(nv, NO_ENTRY);
         self.exposed.clear();
+        self.exposed_vregs.clear();
+        self.exposed_vregs.resize(nv.div_ceil(64), 0);
         self.unclassed_args.clear();
         self.copy_or_fixed_insts.clear();
         let multi_defs = f.allow_multiple_vreg_defs();
@@ -282,7 +287,9 @@ impl Liveness {
     #[inline]
     fn note_exposed(&mut self, v: VReg, b: u32) {
         let head = &mut self.exposed_head[v.vreg()];
-        if *head != NO_ENTRY && self.exposed[*head as usize].0 == b {
+        if *head == NO_ENTRY {
+            self.exposed_vregs[v.vreg() / 64] |= 1 << (v.vreg() % 64);
+        } else if self.exposed[*head as usize].0 == b {
             return;
         }
         self.exposed.push((b, *head));
@@ -327,51 +334,53 @@ impl Liveness {
         // Vregs in increasing order, so every livein list comes out sorted. A block is
         // marked (and its live-in recorded) when first reached, so it is stacked once;
         // the blocks reached do not depend on the order they are tried.
-        for v in 0..self.exposed_head.len() {
-            let mut e = self.exposed_head[v];
-            if e == NO_ENTRY {
-                continue;
-            }
-            let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
-            let def = self.def_block[v];
-            let stamp = v as u32;
-            self.stack.clear();
-            while e != NO_ENTRY {
-                let (b, prev) = self.exposed[e as usize];
-                e = prev;
-                let x = Block::new(b as usize);
-                // An exposed use needs a definition in another block dominating its own.
-                if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
-                    let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
-                    debug_assert!(
-                        !matches!(e, RegAllocError::EntryLivein),
-                        "an undominated use passed"
-                    );
-                    return Err(e);
-                }
-                if self.block_stamp[x.index()] != stamp {
-                    self.block_stamp[x.index()] = stamp;
-                    self.livein[x.index()].push(vreg);
-                    self.stack.push(x);
-                }
-            }
-            let mut blocks = self.stack.len() as u32;
-            while let Some(x) = self.stack.pop() {
-                if x == entry {
-                    // Only a use its definition does not dominate reaches the entry,
-                    // and that error comes first.
-                    return Err(self.first_use_error(f, cfg, RegAllocError::EntryLivein));
-                }
-                for &p in f.block_preds(x) {
-                    if p != def && self.block_stamp[p.index()] != stamp {
-                        self.block_stamp[p.index()] = stamp;
-                        self.livein[p.index()].push(vreg);
-                        self.stack.push(p);
-                        blocks += 1;
+        for word_index in 0..self.exposed_vregs.len() {
+            let mut word = self.exposed_vregs[word_index];
+            while word != 0 {
+                let v = word_index * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let mut e = self.exposed_head[v];
+                let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
+                let def = self.def_block[v];
+                let stamp = v as u32;
+                self.stack.clear();
+                while e != NO_ENTRY {
+                    let (b, prev) = self.exposed[e as usize];
+                    e = prev;
+                    let x = Block::new(b as usize);
+                    // An exposed use needs a definition in another block dominating its own.
+                    if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
+                        let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+                        debug_assert!(
+                            !matches!(e, RegAllocError::EntryLivein),
+                            "an undominated use passed"
+                        );
+                        return Err(e);
+                    }
+                    if self.block_stamp[x.index()] != stamp {
+                        self.block_stamp[x.index()] = stamp;
+                        self.livein[x.index()].push(vreg);
+                        self.stack.push(x);
                     }
                 }
+                let mut blocks = self.stack.len() as u32;
+                while let Some(x) = self.stack.pop() {
+                    if x == entry {
+                        // Only a use its definition does not dominate reaches the entry,
+                        // and that error comes first.
+                        return Err(self.first_use_error(f, cfg, RegAllocError::EntryLivein));
+                    }
+                    for &p in f.block_preds(x) {
+                        if p != def && self.block_stamp[p.index()] != stamp {
+                            self.block_stamp[p.index()] = stamp;
+                            self.livein[p.index()].push(vreg);
+                            self.stack.push(p);
+                            blocks += 1;
+                        }
+                    }
+                }
+                self.livein_count[v] = blocks;
             }
-            self.livein_count[v] = blocks;
         }
         Ok(())
     }
