@@ -27,6 +27,9 @@ pub(crate) struct Liveness {
     pub operand_count: Vec<u32>,
     /// Per vreg: the blocks it is live into.
     pub livein_count: Vec<u32>,
+    /// One bit per vreg with a `Stack` or `Limit` operand: see
+    /// `has_stack_or_limit_operand`.
+    stack_or_limit: Vec<u64>,
     /// The instructions with a reuse or fixed-register operand (non-allocatable ones
     /// aside), in order: all that `Partners::compute_listed` needs to visit.
     pub copy_or_fixed_insts: Vec<Inst>,
@@ -52,6 +55,12 @@ impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
         self.compute_liveins(f, cfg)
+    }
+
+    /// Does some operand of `v` have a `Stack` or `Limit` constraint? Few values have
+    /// one, and the others need no search of their uses for them.
+    pub fn has_stack_or_limit_operand(&self, v: VReg) -> bool {
+        self.stack_or_limit[v.vreg() / 64] & (1 << (v.vreg() % 64)) != 0
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).
@@ -100,6 +109,8 @@ impl Liveness {
         self.class.resize(nv, None);
         self.operand_count.clear();
         self.operand_count.resize(nv, 0);
+        self.stack_or_limit.clear();
+        self.stack_or_limit.resize(nv.div_ceil(64), 0);
         self.exposed_head.clear();
         self.exposed_head.resize(nv, NO_ENTRY);
         self.exposed.clear();
@@ -161,6 +172,9 @@ impl Liveness {
                         }
                         OperandConstraint::Limit(0) => {
                             return Err(RegAllocError::TooManyLiveRegs);
+                        }
+                        OperandConstraint::Limit(_) | OperandConstraint::Stack => {
+                            self.stack_or_limit[v.vreg() / 64] |= 1 << (v.vreg() % 64);
                         }
                         _ => {}
                     }

@@ -219,10 +219,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                 continue;
             }
             let uses = li.uses_of(vreg);
-            let must_spill = uses
-                .iter()
-                .any(|u| u.operand.constraint() == OperandConstraint::Stack);
-            let limit = split::use_limit(uses);
+            let (must_spill, limit) = if self.an.live.has_stack_or_limit_operand(vreg) {
+                (
+                    uses.iter()
+                        .any(|u| u.operand.constraint() == OperandConstraint::Stack),
+                    split::use_limit(uses),
+                )
+            } else {
+                (false, usize::MAX)
+            };
             let runs: SegmentList = matrix::merged(segments).collect();
             let iv = LiveInterval {
                 vreg,
