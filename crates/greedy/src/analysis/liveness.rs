@@ -19,6 +19,11 @@ pub(crate) struct Liveness {
     pub def_block: Vec<Block>,
     /// Class of each vreg, learned from its first mention.
     pub class: Vec<Option<RegClass>>,
+    /// One bit per vreg with a class (vreg `64 * i + j` is bit `j` of word `i`): the
+    /// vregs the function mentions. Functions number many they never mention
+    /// (Cranelift's pinned ones, for a start); a walk over these skips those 64 at a
+    /// time.
+    pub classed: Vec<u64>,
     /// Vregs live on entry to each block (block params excluded), each block's sorted.
     pub livein: Lists<VReg>,
     /// Operands over all instructions: the size of `Output::allocs`.
@@ -76,7 +81,10 @@ impl Liveness {
             .get_mut(v.vreg())
             .ok_or(RegAllocError::SSA(v, inst))?;
         match *slot {
-            None => *slot = Some(v.class()),
+            None => {
+                *slot = Some(v.class());
+                self.classed[v.vreg() / 64] |= 1 << (v.vreg() % 64);
+            }
             Some(c) if c != v.class() => return Err(RegAllocError::SSA(v, inst)),
             Some(_) => {}
         }
@@ -107,6 +115,8 @@ impl Liveness {
         self.def_inst.resize(nv, Inst::invalid());
         self.class.clear();
         self.class.resize(nv, None);
+        self.classed.clear();
+        self.classed.resize(nv.div_ceil(64), 0);
         self.operand_count.clear();
         self.operand_count.resize(nv, 0);
         self.stack_or_limit.clear();

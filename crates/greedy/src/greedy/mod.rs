@@ -201,7 +201,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     fn create_intervals(&mut self) {
-        let li = &self.an.intervals;
         // All flags first: spilling a value up front below may already probe registers.
         // `Partners` lists every fixed-register operand (the non-allocatable ones aside,
         // which no vreg's uses hold): far fewer than the vregs whose uses would be
@@ -209,51 +208,64 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         for &(v, ..) in &self.ctx.partners.fixed {
             self.ctx.vreg_fixed_uses[v.vreg()] = true;
         }
-        for v in 0..self.func.num_vregs() {
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            let vreg = VReg::new(v, class);
-            let segments = li.segments_of(vreg);
-            if segments.is_empty() {
-                continue;
+        // In increasing vreg order, as interval ids have always been handed out.
+        let live = &self.an.live;
+        for (word_index, &word) in live.classed.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let v = word_index * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let Some(class) = live.class[v] else {
+                    continue;
+                };
+                self.create_interval(VReg::new(v, class));
             }
-            let uses = li.uses_of(vreg);
-            let (must_spill, limit) = if self.an.live.has_stack_or_limit_operand(vreg) {
-                (
-                    uses.iter()
-                        .any(|u| u.operand.constraint() == OperandConstraint::Stack),
-                    split::use_limit(uses),
-                )
-            } else {
-                (false, usize::MAX)
-            };
-            let runs: SegmentList = matrix::merged(segments).collect();
-            let iv = LiveInterval {
-                vreg,
-                kind: IntervalKind::Main,
-                segments: SegmentList::from_slice(segments),
-                fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
-                runs,
-                uses: UseList::from_slice(uses),
-                stage: Stage::New,
-                cascade: 0,
-                weight: 0.0,
-                assigned: None,
-                limit,
-                deferred: false,
-                spilled: false,
-            };
-            let id = self.ctx.intervals.push(iv);
-            self.ctx.vreg_pieces[v].push(id);
-            self.ctx.intervals[id].weight = self.spill_weight(id);
-            self.stats.intervals += 1;
-            if must_spill {
-                debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
-                self.spill(id);
-            } else {
-                self.enqueue(id);
-            }
+        }
+    }
+
+    /// The `Main` interval of `vreg` (if it is live anywhere), queued or spilled.
+    fn create_interval(&mut self, vreg: VReg) {
+        let li = &self.an.intervals;
+        let v = vreg.vreg();
+        let segments = li.segments_of(vreg);
+        if segments.is_empty() {
+            return;
+        }
+        let uses = li.uses_of(vreg);
+        let (must_spill, limit) = if self.an.live.has_stack_or_limit_operand(vreg) {
+            (
+                uses.iter()
+                    .any(|u| u.operand.constraint() == OperandConstraint::Stack),
+                split::use_limit(uses),
+            )
+        } else {
+            (false, usize::MAX)
+        };
+        let runs: SegmentList = matrix::merged(segments).collect();
+        let iv = LiveInterval {
+            vreg,
+            kind: IntervalKind::Main,
+            segments: SegmentList::from_slice(segments),
+            fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
+            runs,
+            uses: UseList::from_slice(uses),
+            stage: Stage::New,
+            cascade: 0,
+            weight: 0.0,
+            assigned: None,
+            limit,
+            deferred: false,
+            spilled: false,
+        };
+        let id = self.ctx.intervals.push(iv);
+        self.ctx.vreg_pieces[v].push(id);
+        self.ctx.intervals[id].weight = self.spill_weight(id);
+        self.stats.intervals += 1;
+        if must_spill {
+            debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
+            self.spill(id);
+        } else {
+            self.enqueue(id);
         }
     }
 
