@@ -5,7 +5,7 @@
 
 use super::intervals::Segment;
 use super::loops::BlockFrequency;
-use regalloc2::{Function, OperandConstraint, OperandKind, PReg, VReg};
+use regalloc2::{Function, Inst, OperandConstraint, OperandKind, PReg, VReg};
 
 /// Copy ends below which `Partners::compute` sorts them all at once.
 const SORT_ALL_BELOW: usize = 256;
@@ -84,49 +84,53 @@ impl Partners {
 
     /// Records every copy and fixed-register operand of `f`, weighted by `freq`.
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, freq: &BlockFrequency) {
+        self.record(f, freq, None);
+    }
+
+    /// `compute`, visiting only `insts`: every instruction of `f` with a reuse or
+    /// fixed-register operand, in order (`Liveness::copy_or_fixed_insts`). The others
+    /// record nothing.
+    pub fn compute_listed<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        freq: &BlockFrequency,
+        insts: &[Inst],
+    ) {
+        self.record(f, freq, Some(insts));
+    }
+
+    fn record<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        freq: &BlockFrequency,
+        listed: Option<&[Inst]>,
+    ) {
         let p = self;
         p.raw.clear();
         p.raw_sites.clear();
         p.copies.clear();
         p.fixed.clear();
+        let mut next_listed = 0;
         for b in 0..f.num_blocks() {
             let block = regalloc2::Block::new(b);
             let insns = f.block_insns(block);
             let freq = freq.of(block);
-            for inst in insns.iter() {
-                let ops = f.inst_operands(inst);
-                for op in ops {
-                    match op.constraint() {
-                        OperandConstraint::Reuse(j) => {
-                            let input = ops[j].vreg();
-                            p.raw.push((op.vreg().vreg() as u32, (input, freq)));
-                            p.raw.push((input.vreg() as u32, (op.vreg(), freq)));
-                            // The input is read at the early point, the def written late.
-                            let early = 2 * inst.index() as u32;
-                            p.raw_sites
-                                .push((op.vreg().vreg() as u32, (early + 1, freq)));
-                            p.raw_sites.push((input.vreg() as u32, (early, freq)));
-                            p.copies.push(CopySite {
-                                a: op.vreg(),
-                                at_a: early + 1,
-                                b: input,
-                                at_b: early,
-                                freq,
-                            });
-                        }
-                        OperandConstraint::FixedReg(reg)
-                            if op.as_fixed_nonallocatable().is_none() =>
-                        {
-                            // A fixed def's value is in its register after the instruction.
-                            let at = 2 * inst.index() as u32
-                                + if op.kind() == OperandKind::Def { 2 } else { 0 };
-                            p.fixed.push((op.vreg(), at, reg, freq));
-                        }
-                        _ => {}
+            let last = insns.last();
+            match listed {
+                None => {
+                    for inst in insns.iter() {
+                        p.record_inst(f, inst, freq);
+                    }
+                }
+                Some(list) => {
+                    while let Some(&inst) = list.get(next_listed)
+                        && inst <= last
+                    {
+                        p.record_inst(f, inst, freq);
+                        next_listed += 1;
                     }
                 }
             }
-            let last = insns.last();
             if f.is_branch(last) {
                 for (i, &succ) in f.block_succs(block).iter().enumerate() {
                     let params = f.block_params(succ);
@@ -227,6 +231,42 @@ impl Partners {
             for run in p.raw.chunk_by(|x, y| x.0 == y.0) {
                 p.range[run[0].0 as usize] =
                     merge_partners(&mut p.list, run.iter().map(|&(_, c)| c));
+            }
+        }
+    }
+
+    /// Records the reuse pairs and fixed-register operands of `inst`, in a block of
+    /// frequency `freq`.
+    #[inline]
+    fn record_inst<F: Function + ?Sized>(&mut self, f: &F, inst: Inst, freq: f32) {
+        let p = self;
+        let ops = f.inst_operands(inst);
+        for op in ops {
+            match op.constraint() {
+                OperandConstraint::Reuse(j) => {
+                    let input = ops[j].vreg();
+                    p.raw.push((op.vreg().vreg() as u32, (input, freq)));
+                    p.raw.push((input.vreg() as u32, (op.vreg(), freq)));
+                    // The input is read at the early point, the def written late.
+                    let early = 2 * inst.index() as u32;
+                    p.raw_sites
+                        .push((op.vreg().vreg() as u32, (early + 1, freq)));
+                    p.raw_sites.push((input.vreg() as u32, (early, freq)));
+                    p.copies.push(CopySite {
+                        a: op.vreg(),
+                        at_a: early + 1,
+                        b: input,
+                        at_b: early,
+                        freq,
+                    });
+                }
+                OperandConstraint::FixedReg(reg) if op.as_fixed_nonallocatable().is_none() => {
+                    // A fixed def's value is in its register after the instruction.
+                    let at =
+                        2 * inst.index() as u32 + if op.kind() == OperandKind::Def { 2 } else { 0 };
+                    p.fixed.push((op.vreg(), at, reg, freq));
+                }
+                _ => {}
             }
         }
     }

@@ -296,6 +296,7 @@ pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> boo
 }
 
 /// Points `[first, last]` at which `op` of `inst` needs its value in its allocation.
+#[inline]
 pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (Point, Point) {
     let b = before(inst);
     match (op.kind(), op.pos()) {
@@ -369,7 +370,8 @@ impl LiveIntervals {
                 end += n + 1;
                 (end, end)
             }));
-        self.segments.clear();
+        // Only the slots `put_segment` writes are ever read, so what the last function
+        // left in them needs no clearing.
         self.segments
             .resize(end as usize, Segment { start: 0, end: 0 });
         self.vreg_uses.clear();
@@ -378,7 +380,8 @@ impl LiveIntervals {
             end += n;
             (end, end)
         }));
-        self.uses.clear();
+        // Every slot is written by `record_site` (each vreg's room is exactly its
+        // operands) before it is read.
         self.uses.resize(
             end as usize,
             UseSite {
@@ -404,9 +407,12 @@ impl LiveIntervals {
             .resize_with(PReg::NUM_INDEX, RegReservations::default);
         self.fixed_index.clear();
 
+        // Blocks are scanned last to first, so the cursor into the (ordered) list of
+        // instructions with a reuse or fixed-register operand only moves back.
+        let mut copy_or_fixed = live.copy_or_fixed_insts.len();
         for b in (0..f.num_blocks()).rev() {
             let block = Block::new(b);
-            self.scan_block(f, live, block)?;
+            self.scan_block(f, live, block, &mut copy_or_fixed)?;
         }
 
         debug_assert!((0..nv).all(|v| {
@@ -438,6 +444,10 @@ impl LiveIntervals {
                 reservations.build_index(points);
                 continue;
             }
+            // Blocks and instructions were scanned last to first, so the list is nearly
+            // reversed: turned around it is nearly sorted, which the sort passes over in
+            // one walk, where a short reversed list costs it a quadratic insertion sort.
+            list.reverse();
             list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
             let mut out = 0;
             for i in 0..list.len() {
@@ -468,6 +478,7 @@ impl LiveIntervals {
         f: &F,
         live: &Liveness,
         block: Block,
+        copy_or_fixed: &mut usize,
     ) -> Result<(), RegAllocError> {
         let insns = f.block_insns(block);
         let start = before(insns.first());
@@ -476,14 +487,6 @@ impl LiveIntervals {
         self.open_list.clear();
 
         let last = insns.last();
-        let open = |this: &mut Self, v: usize, until: Point| {
-            if this.open_end[v] == NOT_OPEN {
-                this.open_end[v] = until;
-                this.open_list.push(v as u32);
-            } else {
-                this.open_end[v] = this.open_end[v].max(until);
-            }
-        };
         // A value live out of the block is live to its end whatever the block does with
         // it: its segment is the whole block unless an instruction here defines it, in
         // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
@@ -504,7 +507,7 @@ impl LiveIntervals {
             for i in 0..f.block_succs(block).len() {
                 for &arg in f.branch_blockparams(block, last, i) {
                     if self.out_stamp[arg.vreg()] != bstamp {
-                        open(self, arg.vreg(), end);
+                        self.open_until(arg.vreg(), end);
                     }
                 }
             }
@@ -514,19 +517,51 @@ impl LiveIntervals {
             let ops = f.inst_operands(inst);
             let b = before(inst);
             let clobbers = f.inst_clobbers(inst);
+            // Most instructions clobber nothing, and iterating an empty set still walks
+            // its words.
             if clobbers != PRegSet::empty() {
                 self.fixed_index
                     .push(b + 1, b + 2, VReg::invalid(), clobbers);
+                for clobber in clobbers {
+                    self.reserve(
+                        clobber,
+                        Reservation {
+                            start: b + 1,
+                            end: b + 2,
+                            owner: VReg::invalid(),
+                        },
+                    );
+                }
             }
-            for clobber in clobbers {
-                self.reserve(
-                    clobber,
-                    Reservation {
-                        start: b + 1,
-                        end: b + 2,
-                        owner: VReg::invalid(),
-                    },
-                );
+            let listed = &live.copy_or_fixed_insts;
+            while *copy_or_fixed > 0 && listed[*copy_or_fixed - 1] > inst {
+                *copy_or_fixed -= 1;
+            }
+            let plain = *copy_or_fixed == 0 || listed[*copy_or_fixed - 1] != inst;
+            if plain {
+                // No reuse and no fixed register: a def and a use in one instruction
+                // are of different vregs and reserve nothing, so the uses go with the
+                // sites (last to first, as the sites need) and only the defs take a
+                // walk of their own (first to last, so that of two defs of one vreg
+                // the first decides, as below).
+                for (k, &op) in ops.iter().enumerate().rev() {
+                    if op.as_fixed_nonallocatable().is_some() {
+                        continue;
+                    }
+                    let (first, lastp) = operand_points(inst, op, None);
+                    self.put_site(inst, k, op, first, lastp);
+                    let v = op.vreg().vreg();
+                    if op.kind() == OperandKind::Use && self.out_stamp[v] != bstamp {
+                        self.open_until(v, lastp + 1);
+                    }
+                }
+                for &op in ops {
+                    if op.kind() == OperandKind::Def && op.as_fixed_nonallocatable().is_none() {
+                        let (first, _) = operand_points(inst, op, None);
+                        self.def_segment(op.vreg().vreg(), inst, first, false, end, bstamp);
+                    }
+                }
+                continue;
             }
             let reused = reused_vreg(ops);
             for (k, &op) in ops.iter().enumerate().rev() {
@@ -553,43 +588,7 @@ impl LiveIntervals {
                 } else {
                     false
                 };
-                if self.def_stamp[v.vreg()] == inst.index() as u32 {
-                    continue;
-                }
-                self.def_stamp[v.vreg()] = inst.index() as u32;
-                let seg_start = if fixed { b + 2 } else { first };
-                if self.out_stamp[v.vreg()] == bstamp {
-                    if seg_start < end {
-                        self.put_segment(
-                            v.vreg(),
-                            Segment {
-                                start: seg_start,
-                                end,
-                            },
-                        );
-                    }
-                    continue;
-                }
-                let open_end = std::mem::replace(&mut self.open_end[v.vreg()], NOT_OPEN);
-                if open_end != NOT_OPEN {
-                    if seg_start < open_end {
-                        self.put_segment(
-                            v.vreg(),
-                            Segment {
-                                start: seg_start,
-                                end: open_end,
-                            },
-                        );
-                    }
-                } else if !fixed {
-                    self.put_segment(
-                        v.vreg(),
-                        Segment {
-                            start: seg_start,
-                            end: b + 2,
-                        },
-                    );
-                }
+                self.def_segment(v.vreg(), inst, first, fixed, end, bstamp);
             }
             for &op in ops {
                 if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
@@ -608,7 +607,7 @@ impl LiveIntervals {
                     );
                 }
                 if self.out_stamp[v.vreg()] != bstamp {
-                    open(self, v.vreg(), lastp + 1);
+                    self.open_until(v.vreg(), lastp + 1);
                 }
             }
         }
@@ -639,6 +638,13 @@ impl LiveIntervals {
     #[inline]
     fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
         let (first, last) = operand_points(inst, op, reused);
+        self.put_site(inst, k, op, first, last);
+    }
+
+    /// Writes `op`'s site (operand `k` of `inst`, needed over `[first, last]`) just
+    /// before its vreg's previous one.
+    #[inline]
+    fn put_site(&mut self, inst: Inst, k: usize, op: Operand, first: Point, last: Point) {
         let site = UseSite {
             inst,
             slot: k as u16,
@@ -649,6 +655,73 @@ impl LiveIntervals {
         let r = &mut self.vreg_uses[op.vreg().vreg()];
         r.0 -= 1;
         self.uses[r.0 as usize] = site;
+    }
+
+    /// A use of `v` in the block being scanned needs it until `until`: opens its
+    /// segment (closed by its def, or at the block start) or stretches it.
+    #[inline]
+    fn open_until(&mut self, v: usize, until: Point) {
+        if self.open_end[v] == NOT_OPEN {
+            self.open_end[v] = until;
+            self.open_list.push(v as u32);
+        } else {
+            self.open_end[v] = self.open_end[v].max(until);
+        }
+    }
+
+    /// The segment a def of `v` at `inst` makes: from its first point (after the copy
+    /// out of the register for a `fixed` def) to the end of the block `end` when `v` is
+    /// live out (block stamp `bstamp`), else to its last use below in the block, else
+    /// (a dead def) to the next instruction. Later defs of `v` in the same instruction
+    /// add nothing.
+    #[inline]
+    fn def_segment(
+        &mut self,
+        v: usize,
+        inst: Inst,
+        first: Point,
+        fixed: bool,
+        end: Point,
+        bstamp: u32,
+    ) {
+        if self.def_stamp[v] == inst.index() as u32 {
+            return;
+        }
+        self.def_stamp[v] = inst.index() as u32;
+        let after = before(inst) + 2;
+        let seg_start = if fixed { after } else { first };
+        if self.out_stamp[v] == bstamp {
+            if seg_start < end {
+                self.put_segment(
+                    v,
+                    Segment {
+                        start: seg_start,
+                        end,
+                    },
+                );
+            }
+            return;
+        }
+        let open_end = std::mem::replace(&mut self.open_end[v], NOT_OPEN);
+        if open_end != NOT_OPEN {
+            if seg_start < open_end {
+                self.put_segment(
+                    v,
+                    Segment {
+                        start: seg_start,
+                        end: open_end,
+                    },
+                );
+            }
+        } else if !fixed {
+            self.put_segment(
+                v,
+                Segment {
+                    start: seg_start,
+                    end: after,
+                },
+            );
+        }
     }
 
     /// Writes `v`'s next segment (in decreasing order) just before its previous one.

@@ -19,6 +19,11 @@ pub(crate) struct Liveness {
     pub def_block: Vec<Block>,
     /// Class of each vreg, learned from its first mention.
     pub class: Vec<Option<RegClass>>,
+    /// One bit per vreg with a class (vreg `64 * i + j` is bit `j` of word `i`): the
+    /// vregs the function mentions. Functions number many they never mention
+    /// (Cranelift's pinned ones, for a start); a walk over these skips those 64 at a
+    /// time.
+    pub classed: Vec<u64>,
     /// Vregs live on entry to each block (block params excluded), each block's sorted.
     pub livein: Lists<VReg>,
     /// Operands over all instructions: the size of `Output::allocs`.
@@ -27,7 +32,14 @@ pub(crate) struct Liveness {
     pub operand_count: Vec<u32>,
     /// Per vreg: the blocks it is live into.
     pub livein_count: Vec<u32>,
+    /// One bit per vreg with a `Stack` or `Limit` operand: see
+    /// `has_stack_or_limit_operand`.
+    stack_or_limit: Vec<u64>,
+    /// The instructions with a reuse or fixed-register operand (non-allocatable ones
+    /// aside), in order: all that `Partners::compute_listed` needs to visit.
+    pub copy_or_fixed_insts: Vec<Inst>,
     def_inst: Vec<Inst>,
+    /// Per vreg, the last block defining it so far; only for `first_use_error`.
     local_stamp: Vec<u32>,
     /// Upward-exposed uses chained per vreg: `exposed_head[v]` is the latest entry of
     /// `v`, an entry is its block and the index of `v`'s previous entry. Grouping by
@@ -35,6 +47,11 @@ pub(crate) struct Liveness {
     /// a time) without sorting every use.
     exposed_head: Vec<u32>,
     exposed: Vec<(u32, u32)>,
+    /// One bit per vreg, set when it has an exposed use: most vregs have none, and
+    /// `compute_liveins` visits only these, in increasing order, 64 vregs a word.
+    exposed_vregs: Vec<u64>,
+    /// Branch arguments whose vreg had no class yet at their block's end.
+    unclassed_args: Vec<VReg>,
     block_stamp: Vec<u32>,
     stack: Vec<Block>,
 }
@@ -42,7 +59,13 @@ pub(crate) struct Liveness {
 impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
-        self.compute_liveins(f)
+        self.compute_liveins(f, cfg)
+    }
+
+    /// Does some operand of `v` have a `Stack` or `Limit` constraint? Few values have
+    /// one, and the others need no search of their uses for them.
+    pub fn has_stack_or_limit_operand(&self, v: VReg) -> bool {
+        self.stack_or_limit[v.vreg() / 64] & (1 << (v.vreg() % 64)) != 0
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).
@@ -58,7 +81,10 @@ impl Liveness {
             .get_mut(v.vreg())
             .ok_or(RegAllocError::SSA(v, inst))?;
         match *slot {
-            None => *slot = Some(v.class()),
+            None => {
+                *slot = Some(v.class());
+                self.classed[v.vreg() / 64] |= 1 << (v.vreg() % 64);
+            }
             Some(c) if c != v.class() => return Err(RegAllocError::SSA(v, inst)),
             Some(_) => {}
         }
@@ -68,6 +94,14 @@ impl Liveness {
     /// The same rules as regalloc2's `validate_ssa`, plus the operand-shape checks that
     /// keep later stages panic-free (indices in range, classes consistent, reuse targets
     /// that exist).
+    ///
+    /// One walk checks the operands and collects the upward-exposed uses for
+    /// `compute_liveins`: a use (or branch argument, a use at the block end) not
+    /// preceded by its definition in its own block. Whether such a use is dominated by
+    /// its definition can only be told once every definition is known, so it is
+    /// checked per exposed block in `compute_liveins`; a branch argument whose shape is
+    /// wrong is only noted. Either failure means the function is invalid, and
+    /// `first_use_error` then finds the error regalloc2's order of checks reports.
     fn validate_ssa<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -81,10 +115,22 @@ impl Liveness {
         self.def_inst.resize(nv, Inst::invalid());
         self.class.clear();
         self.class.resize(nv, None);
+        self.classed.clear();
+        self.classed.resize(nv.div_ceil(64), 0);
         self.operand_count.clear();
         self.operand_count.resize(nv, 0);
+        self.stack_or_limit.clear();
+        self.stack_or_limit.resize(nv.div_ceil(64), 0);
+        self.exposed_head.clear();
+        self.exposed_head.resize(nv, NO_ENTRY);
+        self.exposed.clear();
+        self.exposed_vregs.clear();
+        self.exposed_vregs.resize(nv.div_ceil(64), 0);
+        self.unclassed_args.clear();
+        self.copy_or_fixed_insts.clear();
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
+        let mut bad_arg = false;
 
         for b in 0..nb {
             let block = Block::new(b);
@@ -95,7 +141,8 @@ impl Liveness {
                 }
                 self.def_block[p.vreg()] = block;
             }
-            for inst in f.block_insns(block).iter() {
+            let insns = f.block_insns(block);
+            for inst in insns.iter() {
                 let ops = f.inst_operands(inst);
                 if ops.len() > u16::MAX as usize {
                     return Err(RegAllocError::TooManyOperands);
@@ -112,10 +159,14 @@ impl Liveness {
                     self.note_class(v, inst)?;
                     self.operand_count[v.vreg()] += 1;
                     match op.constraint() {
-                        OperandConstraint::FixedReg(p) if p.class() != v.class() => {
-                            return Err(RegAllocError::SSA(v, inst));
+                        OperandConstraint::FixedReg(p) => {
+                            if p.class() != v.class() {
+                                return Err(RegAllocError::SSA(v, inst));
+                            }
+                            self.note_copy_or_fixed(inst);
                         }
                         OperandConstraint::Reuse(j) => {
+                            self.note_copy_or_fixed(inst);
                             let ok = op.kind() == OperandKind::Def
                                 && j < ops.len()
                                 && j != k
@@ -132,6 +183,9 @@ impl Liveness {
                         OperandConstraint::Limit(0) => {
                             return Err(RegAllocError::TooManyLiveRegs);
                         }
+                        OperandConstraint::Limit(_) | OperandConstraint::Stack => {
+                            self.stack_or_limit[v.vreg() / 64] |= 1 << (v.vreg() % 64);
+                        }
                         _ => {}
                     }
                     if op.kind() == OperandKind::Def {
@@ -141,22 +195,74 @@ impl Liveness {
                         }
                         self.def_block[v.vreg()] = block;
                         self.def_inst[v.vreg()] = inst;
+                    } else if self.def_block[v.vreg()] != block || self.def_inst[v.vreg()] == inst {
+                        // Not defined earlier in this block: exposed if the definition
+                        // is elsewhere, an error if it is later here or in this very
+                        // instruction (which `compute_liveins` tells apart).
+                        self.note_exposed(v, b as u32);
+                    }
+                }
+            }
+            let last = insns.last();
+            if f.is_branch(last) {
+                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                    let params = f.block_params(succ);
+                    for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        if arg.vreg() >= nv || arg.class() != param.class() {
+                            bad_arg = true;
+                            continue;
+                        }
+                        match self.class[arg.vreg()] {
+                            Some(c) if c == arg.class() => {}
+                            // Mentioned first by a later block, or never.
+                            None => self.unclassed_args.push(arg),
+                            Some(_) => bad_arg = true,
+                        }
+                        // Everything this block defines precedes its branch arguments.
+                        if self.def_block[arg.vreg()] != block {
+                            self.note_exposed(arg, b as u32);
+                        }
                     }
                 }
             }
         }
+        bad_arg |= self
+            .unclassed_args
+            .iter()
+            .any(|&arg| self.class[arg.vreg()] != Some(arg.class()));
+        if bad_arg {
+            let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+            debug_assert!(
+                !matches!(e, RegAllocError::EntryLivein),
+                "a bad branch argument passed"
+            );
+            return Err(e);
+        }
+        Ok(())
+    }
 
-        // Dominance of uses: a local def must come earlier in the block (never in the
-        // same instruction), a non-local one must dominate the block. The same walk
-        // collects the upward-exposed uses for `compute_liveins`: a use outside the
-        // defining block (SSA makes every use in the defining block follow the def).
-        // Branch args are uses at the block end.
+    /// The error regalloc2's second walk over the function reports first: uses (and
+    /// branch arguments) in program order, each checked for a dominating definition;
+    /// `otherwise` if there is none. Only called once `validate_ssa` or
+    /// `compute_liveins` has seen the function fail.
+    #[cold]
+    fn first_use_error<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        cfg: &Cfg,
+        otherwise: RegAllocError,
+    ) -> RegAllocError {
         self.local_stamp.clear();
-        self.local_stamp.resize(nv, u32::MAX);
-        self.exposed_head.clear();
-        self.exposed_head.resize(nv, NO_ENTRY);
-        self.exposed.clear();
-        for b in 0..nb {
+        self.local_stamp.resize(f.num_vregs(), u32::MAX);
+        self.check_uses(f, cfg).err().unwrap_or(otherwise)
+    }
+
+    /// Dominance of uses: a local def must come earlier in the block (never in the same
+    /// instruction), a non-local one must dominate the block. Branch args are uses at
+    /// the block end.
+    fn check_uses<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
+        let nv = f.num_vregs();
+        for b in 0..f.num_blocks() {
             let block = Block::new(b);
             let stamp = b as u32;
             for &p in f.block_params(block) {
@@ -167,11 +273,7 @@ impl Liveness {
                 let ops = f.inst_operands(inst);
                 for op in ops {
                     if op.kind() == OperandKind::Use && op.as_fixed_nonallocatable().is_none() {
-                        let v = op.vreg();
-                        self.check_dominated(cfg, block, stamp, v, inst)?;
-                        if self.def_block[v.vreg()] != block {
-                            self.note_exposed(v, b as u32);
-                        }
+                        self.check_dominated(cfg, block, stamp, op.vreg(), inst)?;
                     }
                 }
                 for op in ops {
@@ -190,9 +292,6 @@ impl Liveness {
                         }
                         self.note_class(arg, last)?;
                         self.check_dominated(cfg, block, stamp, arg, last)?;
-                        if self.def_block[arg.vreg()] != block {
-                            self.note_exposed(arg, b as u32);
-                        }
                     }
                 }
             }
@@ -200,12 +299,21 @@ impl Liveness {
         Ok(())
     }
 
+    #[inline]
+    fn note_copy_or_fixed(&mut self, inst: Inst) {
+        if self.copy_or_fixed_insts.last() != Some(&inst) {
+            self.copy_or_fixed_insts.push(inst);
+        }
+    }
+
     /// Chains an upward-exposed use of `v` in block `b`. Blocks are walked in order, so
     /// a repeat of the same block is the chain's head.
     #[inline]
     fn note_exposed(&mut self, v: VReg, b: u32) {
         let head = &mut self.exposed_head[v.vreg()];
-        if *head != NO_ENTRY && self.exposed[*head as usize].0 == b {
+        if *head == NO_ENTRY {
+            self.exposed_vregs[v.vreg() / 64] |= 1 << (v.vreg() % 64);
+        } else if self.exposed[*head as usize].0 == b {
             return;
         }
         self.exposed.push((b, *head));
@@ -235,7 +343,11 @@ impl Liveness {
         }
     }
 
-    fn compute_liveins<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
+    fn compute_liveins<F: Function + ?Sized>(
+        &mut self,
+        f: &F,
+        cfg: &Cfg,
+    ) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         self.livein.reset(nb);
         self.block_stamp.clear();
@@ -246,40 +358,53 @@ impl Liveness {
         // Vregs in increasing order, so every livein list comes out sorted. A block is
         // marked (and its live-in recorded) when first reached, so it is stacked once;
         // the blocks reached do not depend on the order they are tried.
-        for v in 0..self.exposed_head.len() {
-            let mut e = self.exposed_head[v];
-            if e == NO_ENTRY {
-                continue;
-            }
-            let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
-            let def = self.def_block[v];
-            let stamp = v as u32;
-            self.stack.clear();
-            while e != NO_ENTRY {
-                let (b, prev) = self.exposed[e as usize];
-                e = prev;
-                let x = Block::new(b as usize);
-                if self.block_stamp[x.index()] != stamp {
-                    self.block_stamp[x.index()] = stamp;
-                    self.livein[x.index()].push(vreg);
-                    self.stack.push(x);
-                }
-            }
-            let mut blocks = self.stack.len() as u32;
-            while let Some(x) = self.stack.pop() {
-                if x == entry {
-                    return Err(RegAllocError::EntryLivein);
-                }
-                for &p in f.block_preds(x) {
-                    if p != def && self.block_stamp[p.index()] != stamp {
-                        self.block_stamp[p.index()] = stamp;
-                        self.livein[p.index()].push(vreg);
-                        self.stack.push(p);
-                        blocks += 1;
+        for word_index in 0..self.exposed_vregs.len() {
+            let mut word = self.exposed_vregs[word_index];
+            while word != 0 {
+                let v = word_index * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let mut e = self.exposed_head[v];
+                let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
+                let def = self.def_block[v];
+                let stamp = v as u32;
+                self.stack.clear();
+                while e != NO_ENTRY {
+                    let (b, prev) = self.exposed[e as usize];
+                    e = prev;
+                    let x = Block::new(b as usize);
+                    // An exposed use needs a definition in another block dominating its own.
+                    if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
+                        let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+                        debug_assert!(
+                            !matches!(e, RegAllocError::EntryLivein),
+                            "an undominated use passed"
+                        );
+                        return Err(e);
+                    }
+                    if self.block_stamp[x.index()] != stamp {
+                        self.block_stamp[x.index()] = stamp;
+                        self.livein[x.index()].push(vreg);
+                        self.stack.push(x);
                     }
                 }
+                let mut blocks = self.stack.len() as u32;
+                while let Some(x) = self.stack.pop() {
+                    if x == entry {
+                        // Only a use its definition does not dominate reaches the entry,
+                        // and that error comes first.
+                        return Err(self.first_use_error(f, cfg, RegAllocError::EntryLivein));
+                    }
+                    for &p in f.block_preds(x) {
+                        if p != def && self.block_stamp[p.index()] != stamp {
+                            self.block_stamp[p.index()] = stamp;
+                            self.livein[p.index()].push(vreg);
+                            self.stack.push(p);
+                            blocks += 1;
+                        }
+                    }
+                }
+                self.livein_count[v] = blocks;
             }
-            self.livein_count[v] = blocks;
         }
         Ok(())
     }

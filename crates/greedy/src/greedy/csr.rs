@@ -24,6 +24,7 @@ pub(crate) struct CalleeSaved {
     /// spill for nothing.
     pressure_exceeds_registers: [bool; 3],
     /// Per class, per program point: segments starting there minus segments ending.
+    /// All zero between functions: `measure_pressure` clears each entry as it reads it.
     delta: Vec<i32>,
 }
 
@@ -60,14 +61,11 @@ impl CalleeSaved {
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// A fixed operand in a callee-saved register already makes the function pay for it.
+    /// Reads the fixed operands `Partners::compute` listed (it must have run): the
+    /// registers' reservations hold them too, but among every call's clobbers.
     pub(crate) fn touch_fixed_callee_saved(&mut self) {
-        for (i, reservations) in self.an.intervals.fixed.iter().enumerate() {
-            if reservations
-                .iter()
-                .any(|r| r.owner != regalloc2::VReg::invalid())
-            {
-                self.ctx.callee_saved.touch(PReg::from_index(i));
-            }
+        for &(_, _, p, _) in &self.ctx.partners.fixed {
+            self.ctx.callee_saved.touch(p);
         }
     }
 
@@ -80,31 +78,39 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let points = 2 * self.func.num_insts() + 1;
         let measured = [RegClass::Int, RegClass::Float, RegClass::Vector]
             .map(|class| self.env.non_preferred_regs_by_class[class as usize] != PRegSet::empty());
-        delta.clear();
-        delta.resize(3 * points, 0);
-        for v in 0..self.func.num_vregs() {
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            let c = class as usize;
-            if !measured[c] {
-                continue;
-            }
-            let row = &mut delta[c * points..(c + 1) * points];
-            for s in self.an.intervals.segments_of(VReg::new(v, class)) {
-                row[s.start as usize] += 1;
-                row[s.end as usize] -= 1;
+        debug_assert!(delta.iter().all(|&d| d == 0));
+        if delta.len() < 3 * points {
+            delta.resize(3 * points, 0);
+        }
+        let live = &self.an.live;
+        for (word_index, &word) in live.classed.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let v = word_index * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let Some(class) = live.class[v] else {
+                    continue;
+                };
+                let c = class as usize;
+                if !measured[c] {
+                    continue;
+                }
+                let row = &mut delta[c * points..(c + 1) * points];
+                for s in self.an.intervals.segments_of(VReg::new(v, class)) {
+                    row[s.start as usize] += 1;
+                    row[s.end as usize] -= 1;
+                }
             }
         }
-        for (c, row) in delta.chunks_exact(points).enumerate() {
+        for (c, row) in delta.chunks_exact_mut(points).take(3).enumerate() {
             if !measured[c] {
                 continue;
             }
             let all = self.out.order[c].len() as i32;
             let mut live = 0;
             let mut peak = 0;
-            for &d in row {
-                live += d;
+            for d in row {
+                live += std::mem::take(d);
                 peak = peak.max(live);
             }
             self.ctx.callee_saved.pressure_exceeds_registers[c] = peak > all;

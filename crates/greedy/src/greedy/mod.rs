@@ -87,11 +87,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     pub fn run(&mut self) -> Result<(), RegAllocError> {
         let t = phase_clock(self.options);
         self.reset();
+        // First: the callee-saved setup and the intervals read its list of fixed operands.
+        self.ctx.partners.compute_listed(
+            self.func,
+            &self.an.freq,
+            &self.an.live.copy_or_fixed_insts,
+        );
         if self.options.csr_first_use_cost {
             self.touch_fixed_callee_saved();
             self.measure_pressure();
         }
-        self.ctx.partners.compute(self.func, &self.an.freq);
         self.create_intervals();
         self.stats.phases.since(Phase::Setup, t);
         let t = phase_clock(self.options);
@@ -196,57 +201,71 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     }
 
     fn create_intervals(&mut self) {
-        let li = &self.an.intervals;
         // All flags first: spilling a value up front below may already probe registers.
-        for (v, flag) in self.ctx.vreg_fixed_uses.iter_mut().enumerate() {
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            *flag = li
-                .uses_of(VReg::new(v, class))
-                .iter()
-                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
+        // `Partners` lists every fixed-register operand (the non-allocatable ones aside,
+        // which no vreg's uses hold): far fewer than the vregs whose uses would be
+        // scanned.
+        for &(v, ..) in &self.ctx.partners.fixed {
+            self.ctx.vreg_fixed_uses[v.vreg()] = true;
         }
-        for v in 0..self.func.num_vregs() {
-            let Some(class) = self.an.live.class[v] else {
-                continue;
-            };
-            let vreg = VReg::new(v, class);
-            let segments = li.segments_of(vreg);
-            if segments.is_empty() {
-                continue;
+        // In increasing vreg order, as interval ids have always been handed out.
+        let live = &self.an.live;
+        for (word_index, &word) in live.classed.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let v = word_index * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let Some(class) = live.class[v] else {
+                    continue;
+                };
+                self.create_interval(VReg::new(v, class));
             }
-            let uses = li.uses_of(vreg);
-            let must_spill = uses
-                .iter()
-                .any(|u| u.operand.constraint() == OperandConstraint::Stack);
-            let limit = split::use_limit(uses);
-            let runs: SegmentList = matrix::merged(segments).collect();
-            let iv = LiveInterval {
-                vreg,
-                kind: IntervalKind::Main,
-                segments: SegmentList::from_slice(segments),
-                fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
-                runs,
-                uses: UseList::from_slice(uses),
-                stage: Stage::New,
-                cascade: 0,
-                weight: 0.0,
-                assigned: None,
-                limit,
-                deferred: false,
-                spilled: false,
-            };
-            let id = self.ctx.intervals.push(iv);
-            self.ctx.vreg_pieces[v].push(id);
-            self.ctx.intervals[id].weight = self.spill_weight(id);
-            self.stats.intervals += 1;
-            if must_spill {
-                debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
-                self.spill(id);
-            } else {
-                self.enqueue(id);
-            }
+        }
+    }
+
+    /// The `Main` interval of `vreg` (if it is live anywhere), queued or spilled.
+    fn create_interval(&mut self, vreg: VReg) {
+        let li = &self.an.intervals;
+        let v = vreg.vreg();
+        let segments = li.segments_of(vreg);
+        if segments.is_empty() {
+            return;
+        }
+        let uses = li.uses_of(vreg);
+        let (must_spill, limit) = if self.an.live.has_stack_or_limit_operand(vreg) {
+            (
+                uses.iter()
+                    .any(|u| u.operand.constraint() == OperandConstraint::Stack),
+                split::use_limit(uses),
+            )
+        } else {
+            (false, usize::MAX)
+        };
+        let runs: SegmentList = matrix::merged(segments).collect();
+        let iv = LiveInterval {
+            vreg,
+            kind: IntervalKind::Main,
+            segments: SegmentList::from_slice(segments),
+            fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
+            runs,
+            uses: UseList::from_slice(uses),
+            stage: Stage::New,
+            cascade: 0,
+            weight: 0.0,
+            assigned: None,
+            limit,
+            deferred: false,
+            spilled: false,
+        };
+        let id = self.ctx.intervals.push(iv);
+        self.ctx.vreg_pieces[v].push(id);
+        self.ctx.intervals[id].weight = self.spill_weight(id);
+        self.stats.intervals += 1;
+        if must_spill {
+            debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
+            self.spill(id);
+        } else {
+            self.enqueue(id);
         }
     }
 
