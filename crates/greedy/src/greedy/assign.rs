@@ -83,11 +83,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.runs)
     }
 
-    /// The first free register, hints first. When there is none, every register of the
-    /// allocation order has been probed or ruled out by a fixed reservation, and the
-    /// reservations are kept in `reserved_for` for the eviction that follows:
-    /// reservations never change, nor does an interval's extent, so that answer stays
-    /// true for this interval.
+    /// The first free register, hints first: every register of the allocation order is
+    /// probed or ruled out by a fixed reservation (the interval's `fixed_conflicts`).
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
         self.collect_hints(id);
         let iv = &self.ctx.intervals[id];
@@ -107,20 +104,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut skip = hinted;
         skip.union_from(iv.fixed_conflicts);
         let unprobed = self.order_for(iv).filter(|&p| !skip.contains(p));
-        let found = self.ctx.matrix.first_free(unprobed, &iv.runs);
-        if found.is_none() {
-            self.ctx.reserved_for = Some((id, iv.fixed_conflicts));
-        }
-        found
-    }
-
-    /// Does a fixed reservation rule `p` out for `id`? Read from the last failed
-    /// `try_assign` of `id` when there was one.
-    pub(crate) fn reserved_for(&self, id: IntervalId, p: PReg) -> bool {
-        match self.ctx.reserved_for {
-            Some((last, reserved)) if last == id => reserved.contains(p),
-            _ => self.fixed_conflict(p, &self.ctx.intervals[id]),
-        }
+        self.ctx.matrix.first_free(unprobed, &iv.runs)
     }
 }
 

@@ -28,7 +28,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 self.ctx.next_cascade
             };
             for p in self.order_for(iv) {
-                if (avoid_csr && self.ctx.callee_saved.is_untouched(p)) || self.reserved_for(id, p)
+                if (avoid_csr && self.ctx.callee_saved.is_untouched(p))
+                    || self.fixed_conflict(p, iv)
                 {
                     continue;
                 }

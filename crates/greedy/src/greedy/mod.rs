@@ -58,9 +58,6 @@ pub(crate) struct GreedyCtx {
     pub scratch_hints: Vec<(PReg, f32)>,
     /// The uses of one split product, gathered before its list is made.
     pub scratch_uses: Vec<crate::analysis::intervals::UseSite>,
-    /// The registers fixed reservations rule out for the interval whose `try_assign`
-    /// failed last (see `Allocator::reserved_for`).
-    pub reserved_for: Option<(IntervalId, regalloc2::PRegSet)>,
     pub(crate) recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
@@ -195,7 +192,6 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.matrix.reset(point_bound(self.func));
         ctx.queue.clear();
         ctx.next_cascade = 1;
-        ctx.reserved_for = None;
         ctx.recolor.reset(self.func.num_insts());
         ctx.callee_saved.reset(self.env);
     }
