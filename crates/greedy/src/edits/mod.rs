@@ -268,19 +268,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn operand_allocations(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
         out.allocs.clear();
         out.inst_alloc_offsets.clear();
-        // Sized once: `Output` is the caller's, new for each function.
-        out.allocs.reserve_exact(self.an.live.num_operands);
+        // Sized once, and filled once rather than per instruction: `Output` is the
+        // caller's, new for each function, and liveness counted every operand.
+        out.allocs
+            .resize(self.an.live.num_operands, Allocation::none());
         out.inst_alloc_offsets.reserve_exact(self.func.num_insts());
         let mut at = 0;
+        let mut next = 0;
         for i in 0..self.func.num_insts() {
             while self.ctx.reloads.get(at).is_some_and(|r| (r.0 as usize) < i) {
                 at += 1;
             }
             let inst = Inst::new(i);
             let ops = self.func.inst_operands(inst);
-            let base = out.allocs.len();
+            let base = next;
+            next += ops.len();
             out.inst_alloc_offsets.push(base as u32);
-            out.allocs.resize(base + ops.len(), Allocation::none());
+            if next > out.allocs.len() {
+                out.allocs.resize(next, Allocation::none());
+            }
             let mut has_reuse = false;
             for (k, &op) in ops.iter().enumerate() {
                 // The constraint decoded once per operand (a chain of tests on its bits).
@@ -369,6 +375,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 );
             }
         }
+        debug_assert_eq!(next, out.allocs.len());
+        out.allocs.truncate(next);
         Ok(())
     }
 
