@@ -619,7 +619,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         let nv = self.func.num_vregs();
         self.ctx.stored_at_def.clear();
         self.ctx.stored_at_def.resize(nv, None);
-        for v in 0..nv {
+        // Only values the allocator marked can have a slot: a walk over those instead
+        // of every vreg, in the same (increasing) order.
+        for k in 0..self.a.slots.marked().len() {
+            let v = self.a.slots.marked()[k] as usize;
             let Some(class) = self.an.live.class[v] else {
                 continue;
             };
