@@ -727,13 +727,30 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 i += 1;
             }
             let same = &moves[start..i];
+            let point = ProgPoint::from_index((key >> 8) as u32);
+            // The common group, one move that no other move can block: emitted as the
+            // resolver would (nothing for a self-move, a stack-to-stack move needs it).
+            if let [m] = same
+                && !(is_stack_alloc(&self.ctx.stack_regs, m.from)
+                    && is_stack_alloc(&self.ctx.stack_regs, m.to))
+            {
+                if m.from != m.to {
+                    out.edits.push((
+                        point,
+                        Edit::Move {
+                            from: m.from,
+                            to: m.to,
+                        },
+                    ));
+                }
+                continue;
+            }
             for m in same {
                 let shadowed = !m.def_copy && same.iter().any(|n| n.def_copy && n.to == m.to);
                 if !shadowed {
                     group.push((m.from, m.to));
                 }
             }
-            let point = ProgPoint::from_index((key >> 8) as u32);
             let mut scratch = Scratch {
                 func: self.func,
                 an: self.an,
