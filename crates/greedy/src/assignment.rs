@@ -49,6 +49,10 @@ impl ReloadPiece {
     }
 }
 
+/// Questions `Assignment::is_held` answers about one register by a scan of its ranges
+/// before it sorts them.
+const SCANNED_QUESTIONS: u8 = 8;
+
 /// One function's allocation, buffers kept across functions.
 #[derive(Default)]
 pub(crate) struct Assignment {
@@ -63,12 +67,14 @@ pub(crate) struct Assignment {
     pub order: [Vec<PReg>; 3],
     /// Per register, the ranges held by a piece, built on the first `is_held` (only
     /// parallel moves that need a temporary ask, and most functions have none). A
-    /// register's ranges are sorted by start on its first question (`held_sorted`):
-    /// the questions stop at the first free register in allocation order, so most
-    /// registers are never asked about.
+    /// register's first `SCANNED_QUESTIONS` questions scan its ranges; the next sorts
+    /// them by start for a binary search (`held_asked` counts the questions): the
+    /// questions stop at the first free register in allocation order, so most
+    /// registers are asked about a few times at most, and a scan costs less than a
+    /// sort until then.
     held_range: Vec<(u32, u32)>,
     held: Vec<(u32, u32)>,
-    held_sorted: Vec<bool>,
+    held_asked: Vec<u8>,
     raw_held: Vec<(u32, (u32, u32))>,
     held_built: bool,
 }
@@ -107,10 +113,15 @@ impl Assignment {
         }
         let (a, b) = self.held_range[r.index()];
         let ranges = &mut self.held[a as usize..b as usize];
-        if !self.held_sorted[r.index()] {
+        let asked = &mut self.held_asked[r.index()];
+        if *asked < SCANNED_QUESTIONS {
+            *asked += 1;
+            return ranges.iter().any(|&(s, e)| s <= p && p < e);
+        }
+        if *asked == SCANNED_QUESTIONS {
             // Ranges in one register are disjoint, so their starts are unique.
             ranges.sort_unstable_by_key(|&(s, _)| s);
-            self.held_sorted[r.index()] = true;
+            *asked += 1;
         }
         let i = ranges.partition_point(|&(_, e)| e <= p);
         ranges.get(i).is_some_and(|&(s, _)| s <= p)
@@ -133,8 +144,8 @@ impl Assignment {
             &mut self.held,
             |_| {},
         );
-        self.held_sorted.clear();
-        self.held_sorted.resize(PReg::NUM_INDEX, false);
+        self.held_asked.clear();
+        self.held_asked.resize(PReg::NUM_INDEX, 0);
         self.held_built = true;
     }
 }

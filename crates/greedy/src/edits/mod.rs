@@ -268,19 +268,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     fn operand_allocations(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
         out.allocs.clear();
         out.inst_alloc_offsets.clear();
-        // Sized once: `Output` is the caller's, new for each function.
-        out.allocs.reserve_exact(self.an.live.num_operands);
+        // Sized once, and filled once rather than per instruction: `Output` is the
+        // caller's, new for each function, and liveness counted every operand.
+        out.allocs
+            .resize(self.an.live.num_operands, Allocation::none());
         out.inst_alloc_offsets.reserve_exact(self.func.num_insts());
         let mut at = 0;
+        let mut next = 0;
         for i in 0..self.func.num_insts() {
             while self.ctx.reloads.get(at).is_some_and(|r| (r.0 as usize) < i) {
                 at += 1;
             }
             let inst = Inst::new(i);
             let ops = self.func.inst_operands(inst);
-            let base = out.allocs.len();
+            let base = next;
+            next += ops.len();
             out.inst_alloc_offsets.push(base as u32);
-            out.allocs.resize(base + ops.len(), Allocation::none());
+            if next > out.allocs.len() {
+                out.allocs.resize(next, Allocation::none());
+            }
             let mut has_reuse = false;
             for (k, &op) in ops.iter().enumerate() {
                 // The constraint decoded once per operand (a chain of tests on its bits).
@@ -369,6 +375,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 );
             }
         }
+        debug_assert_eq!(next, out.allocs.len());
+        out.allocs.truncate(next);
         Ok(())
     }
 
@@ -611,7 +619,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         let nv = self.func.num_vregs();
         self.ctx.stored_at_def.clear();
         self.ctx.stored_at_def.resize(nv, None);
-        for v in 0..nv {
+        // Only values the allocator marked can have a slot: a walk over those instead
+        // of every vreg, in the same (increasing) order.
+        for k in 0..self.a.slots.marked().len() {
+            let v = self.a.slots.marked()[k] as usize;
             let Some(class) = self.an.live.class[v] else {
                 continue;
             };
@@ -716,13 +727,30 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 i += 1;
             }
             let same = &moves[start..i];
+            let point = ProgPoint::from_index((key >> 8) as u32);
+            // The common group, one move that no other move can block: emitted as the
+            // resolver would (nothing for a self-move, a stack-to-stack move needs it).
+            if let [m] = same
+                && !(is_stack_alloc(&self.ctx.stack_regs, m.from)
+                    && is_stack_alloc(&self.ctx.stack_regs, m.to))
+            {
+                if m.from != m.to {
+                    out.edits.push((
+                        point,
+                        Edit::Move {
+                            from: m.from,
+                            to: m.to,
+                        },
+                    ));
+                }
+                continue;
+            }
             for m in same {
                 let shadowed = !m.def_copy && same.iter().any(|n| n.def_copy && n.to == m.to);
                 if !shadowed {
                     group.push((m.from, m.to));
                 }
             }
-            let point = ProgPoint::from_index((key >> 8) as u32);
             let mut scratch = Scratch {
                 func: self.func,
                 an: self.an,

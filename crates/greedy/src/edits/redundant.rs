@@ -14,6 +14,8 @@
 //! intersected with what its predecessors really ended with, until nothing shrinks (a
 //! fixed point: every block's facts hold at the end of all its predecessors). After
 //! `MAX_PASSES` replays without one, loop headers start empty, which needs no check.
+//! Blocks that can decide nothing are not replayed when there are many: an edit-free
+//! block, not a loop header, whose successors are all such blocks (return paths).
 //!
 //! Why this is sound: a block only starts with facts about values live into it (or
 //! passed to it), which it does not define; inside the block a value's facts appear only
@@ -197,7 +199,11 @@ pub(crate) struct RedundantMoves {
     keep: Vec<bool>,
     /// Per block: the range of its edits in `out.edits`.
     edit_range: Vec<(u32, u32)>,
+    /// The blocks to replay, in replay order.
     order: Vec<Block>,
+    /// Per block: whether its replay may matter (see `mark_unneeded_tails`).
+    needed: Vec<bool>,
+    stack: Vec<Block>,
     /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
     /// about values no successor carries in are dropped on entry to the successor.
     end_state: States,
@@ -244,6 +250,12 @@ impl RedundantMoves {
             self.order.extend(an.cfg.postorder.iter().rev());
             self.order
                 .extend((0..nb).map(Block::new).filter(|&b| !an.cfg.is_reachable(b)));
+            // Replaying a block that decides nothing is harmless: for a few, filtering
+            // the order costs more than their replays.
+            if self.mark_unneeded_tails(f, an) > nb / 16 {
+                let needed = &self.needed;
+                self.order.retain(|b| needed[b.index()]);
+            }
             self.end_state.reset(nb);
             self.entry_state.reset(nb);
             self.dirty.clear();
@@ -272,7 +284,13 @@ impl RedundantMoves {
                 }
             }
         } else {
-            self.order.extend((0..nb).map(Block::new));
+            // Each block starts from nothing: one without edits decides nothing.
+            let ranges = &self.edit_range;
+            self.order.extend(
+                (0..nb)
+                    .map(Block::new)
+                    .filter(|b| ranges[b.index()].0 != ranges[b.index()].1),
+            );
             self.pass(f, an, &edits, out, false, true)
         };
         let mut i = 0;
@@ -389,6 +407,48 @@ impl RedundantMoves {
             }
             self.edit_range[b.index()] = (start as u32, e as u32);
         }
+    }
+
+    /// Clears `needed` for blocks whose replay decides nothing, found from the exits
+    /// backwards, and returns how many it found: a block that is not a loop header,
+    /// has no edits and whose successors (none, at an exit) are all such blocks. It has no move to drop, and only blocks of its kind read its end state:
+    /// no drop, assumption or pass count depends on it. Only predecessors with one
+    /// successor are followed, which finds the edit-free return paths at a cost of a
+    /// test per block.
+    fn mark_unneeded_tails<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses) -> usize {
+        let nb = f.num_blocks();
+        let rpo = &an.cfg.rpo_index;
+        let no_edits = |b: Block| self.edit_range[b.index()].0 == self.edit_range[b.index()].1;
+        // All predecessors are replayed before it: not a loop header.
+        let forward_only = |b: Block| {
+            f.block_preds(b)
+                .iter()
+                .all(|p| rpo[p.index()] < rpo[b.index()])
+        };
+        self.needed.clear();
+        self.needed.resize(nb, true);
+        self.stack.clear();
+        for b in (0..nb).map(Block::new) {
+            if f.block_succs(b).is_empty() && no_edits(b) && forward_only(b) {
+                self.needed[b.index()] = false;
+                self.stack.push(b);
+            }
+        }
+        let mut found = self.stack.len();
+        while let Some(s) = self.stack.pop() {
+            for &p in f.block_preds(s) {
+                if self.needed[p.index()]
+                    && f.block_succs(p).len() == 1
+                    && no_edits(p)
+                    && forward_only(p)
+                {
+                    self.needed[p.index()] = false;
+                    self.stack.push(p);
+                    found += 1;
+                }
+            }
+        }
+        found
     }
 
     /// Marks in `carry` the vregs whose facts may cross into `b`: its live-ins and, with

@@ -134,6 +134,16 @@ impl SpillSlots {
         self.name(class, base)
     }
 
+    /// Every vreg marked as needing a slot, hence every vreg `slot_of` gives one, in
+    /// increasing order once `SlotLayout` has run.
+    pub fn marked(&self) -> &[u32] {
+        debug_assert!(
+            self.needed.is_sorted() || self.vreg_slot.iter().all(|&s| s >= NEEDS_SLOT),
+            "slots handed out before the layout sorted the marked vregs"
+        );
+        &self.needed
+    }
+
     pub fn num_slots(&self) -> usize {
         self.next
     }
