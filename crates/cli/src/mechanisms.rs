@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 9] = [
+pub static MECHANISMS: [Mechanism; 10] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -78,6 +78,13 @@ pub static MECHANISMS: [Mechanism; 9] = [
         disable: |o| o.cross_block_redundant_moves = false,
         counter: "cross_block_redundant_moves_removed",
         count: |s| s.cross_block_redundant_moves_removed,
+    },
+    Mechanism {
+        name: "reload-from-copies",
+        option: "reload_from_copies",
+        disable: |o| o.reload_from_copies = false,
+        counter: "reloads_from_copies",
+        count: |s| s.reloads_from_copies,
     },
     Mechanism {
         name: "deferred-spilling",

@@ -131,6 +131,10 @@ pub struct Options {
     pub redundant_moves: bool,
     /// Also across block boundaries, where SSA makes the knowledge safe to carry.
     pub cross_block_redundant_moves: bool,
+    /// With `redundant_moves`: a move from the stack whose value a register already
+    /// holds (an earlier reload of the same slot, a use, a def) copies that register
+    /// instead, e.g. a spilled value passed in two fixed registers is loaded once.
+    pub reload_from_copies: bool,
     /// Record the wall time of each allocation phase in `Stats::phases`. Off by default:
     /// a clock read costs tens of nanoseconds, which adds up to a few percent on small
     /// functions with many eviction and split attempts.
@@ -158,6 +162,7 @@ impl Default for Options {
             partner_slots: true,
             redundant_moves: true,
             cross_block_redundant_moves: true,
+            reload_from_copies: true,
             phase_times: false,
             debug_break_rule: false,
         }
@@ -228,6 +233,9 @@ pub struct Stats {
     pub partner_slot_values: usize,
     /// Of `redundant_moves_removed`: those whose knowledge came across a block boundary.
     pub cross_block_redundant_moves_removed: usize,
+    /// Moves from the stack turned into copies of a register holding the same value
+    /// (`Options::reload_from_copies`).
+    pub reloads_from_copies: usize,
     /// Copies whose two ends iterated register coalescing merged into one node (counted
     /// again in each colouring round).
     pub coalesced_copies: usize,
@@ -410,6 +418,7 @@ impl std::ops::AddAssign for Stats {
             shared_slot_values,
             partner_slot_values,
             cross_block_redundant_moves_removed,
+            reloads_from_copies,
             coalesced_copies,
             colouring_rounds,
             phases,
@@ -440,6 +449,7 @@ impl std::ops::AddAssign for Stats {
         self.shared_slot_values += shared_slot_values;
         self.partner_slot_values += partner_slot_values;
         self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
+        self.reloads_from_copies += reloads_from_copies;
         self.coalesced_copies += coalesced_copies;
         self.colouring_rounds += colouring_rounds;
         self.phases += phases;

@@ -31,6 +31,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("local_splits", |s| s.local_splits),
     ("region_splits", |s| s.region_splits),
     ("last_chance_recolorings", |s| s.last_chance_recolorings),
+    ("reloads_from_copies", |s| s.reloads_from_copies),
 ];
 
 fn cases_dir() -> PathBuf {

@@ -118,9 +118,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 self.func,
                 self.an,
                 self.options.cross_block_redundant_moves,
+                self.options.reload_from_copies,
+                self.ctx.stack_regs,
                 out,
             );
             self.stats.redundant_moves_removed = removed.total;
+            self.stats.reloads_from_copies = removed.from_copies;
             self.stats.cross_block_redundant_moves_removed = removed.cross_block;
             self.stats.phases.since(crate::Phase::RedundantMoves, t);
         }

@@ -5,6 +5,13 @@
 //! destination. Knowledge comes from defs, uses and moves, and is lost at clobbers and at
 //! writes by instructions.
 //!
+//! A move from the stack that is kept reads a register instead when one holds the same
+//! value (`Options::reload_from_copies`): a value loaded before a call that takes it in
+//! two fixed registers is loaded once and copied, and a value reloaded into a second
+//! register while the first still holds it is copied. A stack location with no known
+//! fact gets a name for "what it holds" when a move reads it, shared by the move's
+//! destination, and a use that reads a location with that name says which vreg it is.
+//!
 //! Across blocks (`Options::cross_block_redundant_moves`), blocks are replayed in reverse
 //! postorder and a block starts from the facts that hold at the end of *every*
 //! predecessor (the intersection), restricted to its live-in values and, with a single
@@ -47,7 +54,13 @@ struct Fact {
 pub(crate) struct Removed {
     pub total: usize,
     pub cross_block: usize,
+    /// Moves kept but made to read a register already holding their value instead of
+    /// a stack location.
+    pub from_copies: usize,
 }
+
+/// No vreg (an unknown not resolved yet).
+const NO_VREG: u32 = u32::MAX;
 
 /// Replays of the function allowed to settle loop headers' facts.
 const MAX_PASSES: usize = 4;
@@ -78,6 +91,14 @@ struct Holds {
     table: Vec<(u32, Option<Fact>)>,
     written: Vec<u32>,
     generation: u32,
+    /// Facts at or above this id (the function's vreg count) name "what some location
+    /// held when a move read it without a known fact": the move's source and destination
+    /// then hold the same unknown value. Such a name lives in one replay of one block
+    /// (never in an end state), until a use reads a location holding it and so tells
+    /// which vreg it is (`read_as`).
+    unknown_base: u32,
+    /// Per unknown of the block being replayed: the vreg it turned out to be, if known.
+    unknown_value: Vec<u32>,
 }
 
 impl Holds {
@@ -85,6 +106,7 @@ impl Holds {
     fn start(&mut self, entry: &mut Vec<(u32, u32)>) {
         std::mem::swap(&mut self.entry, entry);
         self.written.clear();
+        self.unknown_value.clear();
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.table.fill((0, None));
@@ -92,7 +114,44 @@ impl Holds {
         }
     }
 
+    /// The fact at `l`, an unknown resolved to its vreg once a use has told it.
     fn get(&self, l: u32) -> Option<Fact> {
+        self.raw(l).map(|f| self.resolve(f))
+    }
+
+    #[inline]
+    fn resolve(&self, f: Fact) -> Fact {
+        match f.vreg.checked_sub(self.unknown_base) {
+            Some(k) if self.unknown_value[k as usize] != NO_VREG => Fact {
+                vreg: self.unknown_value[k as usize],
+                inherited: f.inherited,
+            },
+            _ => f,
+        }
+    }
+
+    /// A new unknown value (see `unknown_base`).
+    fn unknown(&mut self) -> Fact {
+        self.unknown_value.push(NO_VREG);
+        fresh((self.unknown_base as usize) + self.unknown_value.len() - 1)
+    }
+
+    /// A use reads `vreg` at `l`: if `l` held an unknown, every location holding that
+    /// unknown holds `vreg` (nothing wrote them since they took the same value).
+    #[inline]
+    fn read_as(&mut self, l: u32, vreg: u32) {
+        // Unknowns are only ever written in this block: the entry facts hold none.
+        if let Some(&(g, Some(f))) = self.table.get(l as usize)
+            && g == self.generation
+            && let Some(k) = f.vreg.checked_sub(self.unknown_base)
+            && self.unknown_value[k as usize] == NO_VREG
+        {
+            self.unknown_value[k as usize] = vreg;
+        }
+        self.insert(l, fresh(vreg as usize));
+    }
+
+    fn raw(&self, l: u32) -> Option<Fact> {
         match self.table.get(l as usize) {
             Some(&(g, fact)) if g == self.generation => fact,
             _ => self
@@ -135,9 +194,13 @@ impl Holds {
     fn facts_into(&mut self, state: &mut Vec<(u32, u32)>) {
         state.clear();
         self.written.sort_unstable();
+        // Unknowns never leave the block: one a use resolved is its vreg, one still
+        // unknown is dropped.
         let held = |l: u32| {
             let (_, fact) = self.table[l as usize];
-            fact.map(|f| (l, f.vreg))
+            fact.map(|f| self.resolve(f))
+                .filter(|f| f.vreg < self.unknown_base)
+                .map(|f| (l, f.vreg))
         };
         let (entry, written) = (&self.entry, &self.written);
         let (mut i, mut j) = (0, 0);
@@ -197,6 +260,16 @@ impl States {
 pub(crate) struct RedundantMoves {
     holds: Holds,
     keep: Vec<bool>,
+    /// Per edit: the register it reads instead of its stack source (`Allocation::none()`
+    /// for none), decided by the same replays as `keep`.
+    source: Vec<Allocation>,
+    /// Whether a move from the stack may read a register holding its value instead.
+    copies: bool,
+    /// Registers that are stack locations (`MachineEnv::fixed_stack_slots`).
+    stack_regs: PRegSet,
+    /// Per fact (vreg or unknown): a register that took it last in the block at hand, to
+    /// be checked against `holds` before use (it may have been written since).
+    last_reg: Vec<u32>,
     /// Per block: the range of its edits in `out.edits`.
     edit_range: Vec<(u32, u32)>,
     /// The blocks to replay, in replay order.
@@ -237,12 +310,22 @@ impl RedundantMoves {
         f: &F,
         an: &Analyses,
         cross_block: bool,
+        copies: bool,
+        stack_regs: PRegSet,
         out: &mut Output,
     ) -> Removed {
         if out.edits.is_empty() {
             return Removed::default();
         }
-        let edits = std::mem::take(&mut out.edits);
+        self.copies = copies;
+        self.stack_regs = stack_regs;
+        self.holds.unknown_base = f.num_vregs() as u32;
+        // Stale entries are harmless (`register_holding` checks `holds`), so the table
+        // is only grown, never cleared.
+        if self.last_reg.len() < f.num_vregs() {
+            self.last_reg.resize(f.num_vregs(), u32::MAX);
+        }
+        let mut edits = std::mem::take(&mut out.edits);
         let nb = f.num_blocks();
         self.find_edit_ranges(f, an, &edits);
         self.order.clear();
@@ -293,6 +376,15 @@ impl RedundantMoves {
             );
             self.pass(f, an, &edits, out, false, true)
         };
+        for (edit, &source) in edits.iter_mut().zip(&self.source) {
+            if let Some(r) = source.as_reg() {
+                let Edit::Move { to, .. } = edit.1;
+                edit.1 = Edit::Move {
+                    from: Allocation::reg(r),
+                    to,
+                };
+            }
+        }
         let mut i = 0;
         out.edits = edits;
         out.edits.retain(|_| {
@@ -317,6 +409,8 @@ impl RedundantMoves {
         if first {
             self.keep.clear();
             self.keep.resize(edits.len(), true);
+            self.source.clear();
+            self.source.resize(edits.len(), Allocation::none());
             self.block_removed.clear();
             self.block_removed
                 .resize(f.num_blocks(), Removed::default());
@@ -352,6 +446,7 @@ impl RedundantMoves {
             let edits = &edits[..hi];
             if !first {
                 self.keep[lo..hi].fill(true);
+                self.source[lo..hi].fill(Allocation::none());
             }
             let mut removed = Removed::default();
             let mut e = lo;
@@ -382,6 +477,7 @@ impl RedundantMoves {
             .fold(Removed::default(), |a, r| Removed {
                 total: a.total + r.total,
                 cross_block: a.cross_block + r.cross_block,
+                from_copies: a.from_copies + r.from_copies,
             })
     }
 
@@ -586,8 +682,29 @@ impl RedundantMoves {
                         removed.cross_block += 1;
                     }
                 }
+                (value, _) if self.copies && self.is_stack(from) => {
+                    // A stack source with no known fact is named, so that its
+                    // destination and later moves from it can be matched.
+                    let v = value.unwrap_or_else(|| {
+                        let x = self.holds.unknown();
+                        self.holds.insert(loc(from), x);
+                        if x.vreg as usize >= self.last_reg.len() {
+                            self.last_reg.resize(x.vreg as usize + 1, u32::MAX);
+                        }
+                        x
+                    });
+                    if let Some(r) = self.register_holding(v.vreg, loc(to)) {
+                        // The register holds what the stack location holds: a register
+                        // copy instead of a load (or of a stack-to-stack move).
+                        self.source[*e] = Allocation::reg(r);
+                        removed.from_copies += 1;
+                    }
+                    self.holds.insert(loc(to), v);
+                    self.note_register(loc(to), v.vreg);
+                }
                 (Some(v), _) => {
                     self.holds.insert(loc(to), v);
+                    self.note_register(loc(to), v.vreg);
                 }
                 (None, _) => {
                     self.holds.remove(loc(to));
@@ -595,6 +712,36 @@ impl RedundantMoves {
             }
             *e += 1;
         }
+    }
+
+    fn is_stack(&self, a: Allocation) -> bool {
+        match a.as_reg() {
+            Some(r) => self.stack_regs.contains(r),
+            None => a.is_stack(),
+        }
+    }
+
+    /// Remembers that location `l`, if a register, took fact `vreg` (a fixed stack
+    /// slot too: `register_holding` passes over those).
+    #[inline]
+    fn note_register(&mut self, l: u32, vreg: u32) {
+        if l < PReg::NUM_INDEX as u32
+            && let Some(slot) = self.last_reg.get_mut(vreg as usize)
+        {
+            *slot = l;
+        }
+    }
+
+    /// A register other than location `not` that holds `vreg` now.
+    fn register_holding(&self, vreg: u32, not: u32) -> Option<PReg> {
+        let l = *self.last_reg.get(vreg as usize)?;
+        if l == not || l == u32::MAX || self.stack_regs.contains(PReg::from_index(l as usize)) {
+            return None;
+        }
+        self.holds
+            .get(l)
+            .is_some_and(|f| f.vreg == vreg)
+            .then(|| PReg::from_index(l as usize))
     }
 
     /// The instruction's effect, in the order of regalloc2's checker: uses read their
@@ -607,7 +754,9 @@ impl RedundantMoves {
         debug_assert_eq!(allocs, out.inst_allocs(inst));
         for (op, &alloc) in ops.iter().zip(allocs) {
             if op.kind() == OperandKind::Use && !nonallocatable(*op) {
-                self.holds.insert(loc(alloc), fresh(op.vreg().vreg()));
+                let v = op.vreg().vreg() as u32;
+                self.holds.read_as(loc(alloc), v);
+                self.note_register(loc(alloc), v);
             }
         }
         for (k, (op, &alloc)) in ops.iter().zip(allocs).enumerate() {
@@ -625,6 +774,7 @@ impl RedundantMoves {
                 }
             }
             self.holds.insert(loc(alloc), fresh(v.vreg()));
+            self.note_register(loc(alloc), v.vreg() as u32);
         }
         let clobbers = f.inst_clobbers(inst);
         // Most instructions clobber nothing: no walk over the set's words for those.

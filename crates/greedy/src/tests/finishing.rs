@@ -308,3 +308,67 @@ fn loop_header_reload_goes_only_if_the_latch_keeps_the_register() {
         }
     }
 }
+
+fn reload_from_copies_off() -> crate::Options {
+    crate::Options {
+        reload_from_copies: false,
+        ..Default::default()
+    }
+}
+
+/// The moves before `inst` as (stack-to-register, register-to-register) counts.
+fn loads_and_copies_before(out: &Output, inst: regalloc2::Inst) -> (usize, usize) {
+    let moves = out.edits.iter().filter(|(p, _)| p.inst() == inst);
+    moves.fold(
+        (0, 0),
+        |(loads, copies), (_, regalloc2::Edit::Move { from, to })| match (
+            from.is_stack(),
+            to.is_reg(),
+        ) {
+            (true, true) => (loads + 1, copies),
+            (false, true) if from.is_reg() => (loads, copies + 1),
+            _ => (loads, copies),
+        },
+    )
+}
+
+/// The shape of a Wasm function calling twice with its context `v`, which every call
+/// takes in two fixed registers and which lives across the first call (clobbering
+/// everything): `v` is stored after its def and loaded before each call. A load into
+/// the second register copies the first instead (and the first load before the first
+/// call copies the def's register, which still holds `v`).
+#[test]
+fn a_value_passed_in_two_registers_is_loaded_once() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let regs: Vec<PReg> = (0..3).map(|k| PReg::new(k, RegClass::Int)).collect();
+    b.inst(b0, &[Operand::reg_fixed_def(v, regs[1])]);
+    let call = [
+        Operand::reg_fixed_use(v, regs[1]),
+        Operand::reg_fixed_use(v, regs[0]),
+    ];
+    let calls = [
+        b.inst_clobbers(b0, &call, &regs),
+        b.inst_clobbers(b0, &call, &regs),
+    ];
+    b.ret(b0, &[]);
+    let built = b.build();
+    let calls = calls.map(|c| built.inst(c));
+    let f = built.func;
+    let e = env(3, 0);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let (off, stats_off) = alloc_with(&f, &e, &reload_from_copies_off());
+    let count = |out: &Output| {
+        calls.iter().fold((0, 0), |(l, c), &i| {
+            let (a, b) = loads_and_copies_before(out, i);
+            (l + a, c + b)
+        })
+    };
+    assert_eq!(count(&off), (3, 0), "{}", listing_with_output(&f, &off));
+    let listing = listing_with_output(&f, &on);
+    assert_eq!(count(&on), (1, 2), "{listing}");
+    assert_eq!(stats_on.reloads_from_copies, 2, "{stats_on:?}");
+    assert_eq!(stats_off.reloads_from_copies, 0);
+    assert!(cost(&f, &e, &on).weighted < cost(&f, &e, &off).weighted);
+}
