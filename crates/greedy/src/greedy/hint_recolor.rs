@@ -12,6 +12,9 @@
 //!
 //! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
 //! `MAX_PIECES` pieces are left alone, and each broken copy is visited once per pass, at most `MAX_PASSES` passes.
+//! An interval with more than `MANY_COPIES` copies (a value copied into each case of a
+//! wide switch) keeps its partners' frequencies summed by register, so a group or an
+//! exchange reaching it reads those sums instead of walking its copies.
 
 use super::Allocator;
 use super::csr::CSR_COST;
@@ -75,9 +78,142 @@ pub(crate) struct CopyGraph {
     stuck: SecondaryMap<IntervalId, (Option<PReg>, u32)>,
     broken: Vec<u32>,
     crossings: Vec<EdgeCrossing>,
+    /// Whether some interval has more than `MANY_COPIES` copies.
+    any_many_copies: bool,
+    /// Per interval with more than `MANY_COPIES` copies: 1 + the index of its tally in
+    /// `tallies` once one was needed, else 0.
+    tally_of: SecondaryMap<IntervalId, u32>,
+    tallies: Vec<(IntervalId, PartnerRegs)>,
+}
+
+/// Copies of an interval with more than this many are summed by their partners'
+/// registers (`PartnerRegs`) once a group or an exchange reaches it: a value copied into
+/// each case of a wide switch has thousands, and every attempt next to it would walk them.
+const MANY_COPIES: u32 = 64;
+
+/// The partners of one interval with many copies, by the register (`hw_enc`: copies join
+/// values of one class) each is assigned to now; kept up to date by `occupy`. Frequencies
+/// are whole numbers, so the sums stay exact as partners come and go.
+struct PartnerRegs {
+    /// Distinct partners in each register.
+    partners: [u32; PReg::MAX + 1],
+    /// Summed frequency of the copies to the partners in each register.
+    freq: [f64; PReg::MAX + 1],
+    /// Summed frequency of all its copies.
+    total: f64,
+    /// Summed frequency of all its fixed operands.
+    fixed_total: f64,
 }
 
 impl CopyGraph {
+    /// Whether `i` is costed from its tally (`tally`).
+    fn has_many_copies(&self, i: IntervalId) -> bool {
+        let (s, e) = self.adj_range[i];
+        e - s > MANY_COPIES
+    }
+
+    /// The tally of `i` (one of `has_many_copies`), made on first use from the registers
+    /// `reg_of` gives.
+    #[inline(never)]
+    fn tally(
+        &mut self,
+        i: IntervalId,
+        reg_of: impl Fn(IntervalId) -> Option<PReg>,
+    ) -> &PartnerRegs {
+        if self.tally_of[i] == 0 {
+            let mut regs = PartnerRegs {
+                partners: [0; PReg::MAX + 1],
+                freq: [0.0; PReg::MAX + 1],
+                total: 0.0,
+                fixed_total: 0.0,
+            };
+            let (s, e) = self.fixed_range[i];
+            regs.fixed_total = self.fixed[s as usize..e as usize]
+                .iter()
+                .map(|&(_, _, f)| f64::from(f))
+                .sum();
+            let (s, e) = self.adj_range[i];
+            let mut last = None;
+            for &(n, freq) in &self.adj[s as usize..e as usize] {
+                let freq = f64::from(freq);
+                regs.total += freq;
+                if let Some(r) = reg_of(n) {
+                    // Partners come sorted, a partner's copies together.
+                    if last != Some(n) {
+                        regs.partners[r.hw_enc()] += 1;
+                    }
+                    regs.freq[r.hw_enc()] += freq;
+                }
+                last = Some(n);
+            }
+            self.tallies.push((i, regs));
+            self.tally_of[i] = self.tallies.len() as u32;
+        }
+        &self.tallies[self.tally_of[i] as usize - 1].1
+    }
+
+    /// Summed frequency of the copies between `a` and `b`, found by a binary search in
+    /// `a`'s sorted list.
+    fn copies_between(&self, a: IntervalId, b: IntervalId) -> f64 {
+        let (s, e) = self.adj_range[a];
+        let list = &self.adj[s as usize..e as usize];
+        let i = list.partition_point(|&(n, _)| n < b);
+        list[i..]
+            .iter()
+            .take_while(|&&(n, _)| n == b)
+            .map(|&(_, f)| f64::from(f))
+            .sum()
+    }
+
+    /// Summed frequency of the fixed operands of `a` in `p`, found by a binary search
+    /// (`fixed` is sorted by interval, then register).
+    fn fixed_in(&self, a: IntervalId, p: PReg) -> f64 {
+        let (s, e) = self.fixed_range[a];
+        let list = &self.fixed[s as usize..e as usize];
+        let i = list.partition_point(|&(_, q, _)| q.index() < p.index());
+        list[i..]
+            .iter()
+            .take_while(|&&(_, q, _)| q == p)
+            .map(|&(_, _, f)| f64::from(f))
+            .sum()
+    }
+
+    /// Moves `m` from `from` to `to` in the tallies of its partners: found by a walk
+    /// over its copies or by a search in each tally's list, whichever is shorter (`m`
+    /// may have many copies itself).
+    #[inline(never)]
+    fn retally(&mut self, m: IntervalId, from: PReg, to: PReg) {
+        let (s, e) = self.adj_range[m];
+        let moved = |regs: &mut PartnerRegs, freq: f64| {
+            regs.partners[from.hw_enc()] -= 1;
+            regs.freq[from.hw_enc()] -= freq;
+            regs.partners[to.hw_enc()] += 1;
+            regs.freq[to.hw_enc()] += freq;
+        };
+        if (e - s) as usize > self.tallies.len() {
+            for k in 0..self.tallies.len() {
+                let freq = self.copies_between(self.tallies[k].0, m);
+                if freq > 0.0 {
+                    moved(&mut self.tallies[k].1, freq);
+                }
+            }
+            return;
+        }
+        let mut i = s as usize;
+        while i < e as usize {
+            let n = self.adj[i].0;
+            let mut freq = 0.0;
+            while i < e as usize && self.adj[i].0 == n {
+                freq += f64::from(self.adj[i].1);
+                i += 1;
+            }
+            let k = self.tally_of[n];
+            if k != 0 {
+                moved(&mut self.tallies[k as usize - 1].1, freq);
+            }
+        }
+    }
+
     fn side(&self, i: IntervalId) -> Side {
         let (attempt, side) = self.side[i];
         if attempt == self.attempt {
@@ -110,6 +246,16 @@ const NOT_TRIED: u32 = u32::MAX;
 /// Below this, a sum of whole-number frequencies is exact in `f32` (every partial sum is
 /// no larger), so it does not depend on the order of its terms.
 const EXACT_SUM: f32 = 16_777_216.0;
+
+/// The answer of `tallied_member_costs`.
+enum TalliedMember {
+    TooManyPartners,
+    /// Partners in `from` to find by a walk over the member's copies.
+    PartnersToJoin,
+    /// No partner in `from`: the weighted cost (before, after) of its copies and fixed
+    /// operands.
+    Costs(f64, f64),
+}
 
 /// The answer of `exchange_gains`.
 #[derive(PartialEq)]
@@ -146,6 +292,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn recolor_hints(&mut self) {
         let mut g = std::mem::take(&mut self.ctx.copy_graph);
         self.build_copy_graph(&mut g);
+        g.tallies.clear();
+        g.tally_of.clear();
+        // An interval's copies are at most all of them.
+        g.any_many_copies = g.edges.len() > MANY_COPIES as usize
+            && g.offsets.windows(2).map(|w| w[1] - w[0]).max() > Some(MANY_COPIES);
         // A move can unblock another; a few passes catch most of those chains.
         for _ in 0..MAX_PASSES {
             let before = self.stats.hint_recolorings;
@@ -437,6 +588,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// intervals in `target` are in the way, exchanges the group with them if they fit
     /// in the group's register. Returns whether anything moved.
     fn move_group(&mut self, g: &mut CopyGraph, seed: IntervalId, target: PReg) -> bool {
+        // Most functions have no interval with many copies: their walks skip the test.
+        if g.any_many_copies {
+            self.move_group_with::<true>(g, seed, target)
+        } else {
+            self.move_group_with::<false>(g, seed, target)
+        }
+    }
+
+    /// `move_group`, where `TALLIES` says whether some interval has many copies.
+    fn move_group_with<const TALLIES: bool>(
+        &mut self,
+        g: &mut CopyGraph,
+        seed: IntervalId,
+        target: PReg,
+    ) -> bool {
         let Some(from) = self.ctx.intervals[seed].assigned else {
             return false;
         };
@@ -449,8 +615,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         g.others.clear();
         g.attempt += 1;
-        let outcome = if self.collect_group(g, seed, from, target) {
-            self.move_or_swap(g, from, target)
+        let outcome = if self.collect_group::<TALLIES>(g, seed, from, target) {
+            self.move_or_swap::<TALLIES>(g, from, target)
         } else {
             Gain::Loses
         };
@@ -465,7 +631,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Fills `g.group` with the copy-connected intervals of `seed` assigned to `from`,
     /// and `g.group_cost` for a move to `target`; false when there are more than
     /// `MAX_GROUP`.
-    fn collect_group(&self, g: &mut CopyGraph, seed: IntervalId, from: PReg, target: PReg) -> bool {
+    fn collect_group<const TALLIES: bool>(
+        &self,
+        g: &mut CopyGraph,
+        seed: IntervalId,
+        from: PReg,
+        target: PReg,
+    ) -> bool {
         g.group.clear();
         g.group.push(seed);
         g.side[seed] = (g.attempt, Side::Group);
@@ -474,6 +646,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         while i < g.group.len() {
             let m = g.group[i];
             i += 1;
+            if TALLIES && g.has_many_copies(m) {
+                match self.tallied_member_costs(g, m, from, target) {
+                    TalliedMember::TooManyPartners => return false,
+                    TalliedMember::Costs(before, after) => {
+                        before_cost += before;
+                        after_cost += after;
+                        continue;
+                    }
+                    TalliedMember::PartnersToJoin => {}
+                }
+            }
             let (s, e) = g.adj_range[m];
             for &(o, freq) in &g.adj[s as usize..e as usize] {
                 if g.side(o) == Side::Group {
@@ -510,9 +693,74 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// The weighted cost (before, after) of group member `m`'s copies and fixed operands
+    /// for a move from `from` to `target`, from its tally: every partner of `m` in `from`
+    /// belongs to the group, so too many of them make it too large, and with none, no
+    /// copy of `m` is inside the group.
+    #[inline(never)]
+    fn tallied_member_costs(
+        &self,
+        g: &mut CopyGraph,
+        m: IntervalId,
+        from: PReg,
+        target: PReg,
+    ) -> TalliedMember {
+        let regs = g.tally(m, |n| self.ctx.intervals[n].assigned);
+        match regs.partners[from.hw_enc()] as usize {
+            0 => {}
+            in_from if in_from >= MAX_GROUP => return TalliedMember::TooManyPartners,
+            _ => return TalliedMember::PartnersToJoin,
+        }
+        let (total, in_target, fixed_total) =
+            (regs.total, regs.freq[target.hw_enc()], regs.fixed_total);
+        TalliedMember::Costs(
+            total + fixed_total - g.fixed_in(m, from),
+            total - in_target + fixed_total - g.fixed_in(m, target),
+        )
+    }
+
+    /// The weighted cost (before, after) of occupant `o`'s copies and fixed operands for
+    /// an exchange of the group (from `from`) with the occupants (of `target`), from its
+    /// tally, as if every partner stayed outside both; then corrected for the copies to
+    /// the group (in `from`: broken before only in that sum, and broken after) and to the
+    /// other occupants (in `target`: whole after only in that sum), found by a search
+    /// each in `o`'s list.
+    #[inline(never)]
+    fn tallied_occupant_costs(
+        &self,
+        g: &mut CopyGraph,
+        o: IntervalId,
+        from: PReg,
+        target: PReg,
+    ) -> (f64, f64) {
+        let regs = g.tally(o, |n| self.ctx.intervals[n].assigned);
+        let (total, in_from, in_target, fixed_total) = (
+            regs.total,
+            regs.freq[from.hw_enc()],
+            regs.freq[target.hw_enc()],
+            regs.fixed_total,
+        );
+        let to_group: f64 = g.group.iter().map(|&m| g.copies_between(o, m)).sum();
+        let to_others: f64 = g
+            .others
+            .iter()
+            .filter(|&&x| x != o)
+            .map(|&x| g.copies_between(o, x))
+            .sum();
+        (
+            total - in_target - to_group + fixed_total - g.fixed_in(o, target),
+            total - in_from - to_others + to_group + fixed_total - g.fixed_in(o, from),
+        )
+    }
+
     /// Whether the group moved (`Pays`); otherwise whether another seed of it would fail
     /// too (`Loses`).
-    fn move_or_swap(&mut self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
+    fn move_or_swap<const TALLIES: bool>(
+        &mut self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+    ) -> Gain {
         // `g.others` (empty) gathers the intervals in `target` that overlap the group (the
         // swap partners).
         // The cheap checks of every member before any register probe.
@@ -532,13 +780,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         if g.others.is_empty() {
-            let gain = self.exchange_gains(g, from, target);
+            let gain = self.exchange_gains::<TALLIES>(g, from, target);
             if gain != Gain::Pays {
                 return gain;
             }
             let group = std::mem::take(&mut g.group);
             self.vacate(g, &group, from);
-            self.occupy(g, &group, from, target, "to join its copy partners");
+            self.occupy::<TALLIES>(g, &group, from, target, "to join its copy partners");
             g.group = group;
             g.moves += 1;
             self.ctx.callee_saved.touch(target);
@@ -551,7 +799,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &o in &g.others {
             g.side[o] = (g.attempt, Side::Other);
         }
-        let gain = self.exchange_gains(g, from, target);
+        let gain = self.exchange_gains::<TALLIES>(g, from, target);
         if gain != Gain::Pays {
             return gain;
         }
@@ -573,8 +821,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let group = std::mem::take(&mut g.group);
         self.vacate(g, &others, target);
         self.vacate(g, &group, from);
-        self.occupy(g, &group, from, target, "exchanged with the occupants");
-        self.occupy(g, &others, target, from, "exchanged for copy partners");
+        self.occupy::<TALLIES>(g, &group, from, target, "exchanged with the occupants");
+        self.occupy::<TALLIES>(g, &others, target, from, "exchanged for copy partners");
         g.group = group;
         g.others = others;
         g.moves += 1;
@@ -599,7 +847,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    fn occupy(
+    fn occupy<const TALLIES: bool>(
         &mut self,
         g: &mut CopyGraph,
         group: &[IntervalId],
@@ -609,6 +857,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     ) {
         g.changed_at[target.index()] = g.moves + 1;
         for &m in group {
+            if TALLIES {
+                g.retally(m, from, target);
+            }
             self.ctx.intervals[m].assigned = Some(target);
             self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
             self.refresh_hint_reg(self.ctx.intervals[m].vreg);
@@ -631,9 +882,55 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// `f32` sums of `exchange_gains_in_order`, whose answer this is, and above it, where
     /// that answer depends on the order of its terms, it is asked, with the occupants
     /// listed again in the order its sums have always taken them in.
-    fn exchange_gains(&self, g: &mut CopyGraph, from: PReg, target: PReg) -> Gain {
+    fn exchange_gains<const TALLIES: bool>(
+        &self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+    ) -> Gain {
+        let (before_cost, after_cost) = self.exchange_costs::<TALLIES>(g, from, target);
+        let exact = f64::from(EXACT_SUM);
+        if before_cost < exact && after_cost < exact {
+            let gain = if after_cost < before_cost {
+                Gain::Pays
+            } else {
+                Gain::Loses
+            };
+            debug_assert!(gain == self.exchange_gains_in_order(g, &g.others, from, target));
+            return gain;
+        }
+        // The same occupants (at most `MAX_SWAP`, all found), each member's latest first.
+        let mut others = std::mem::take(&mut g.others_in_order);
+        others.clear();
+        for &m in &g.group {
+            let iv = &self.ctx.intervals[m];
+            self.ctx
+                .matrix
+                .interference(target, &iv.runs, &mut others, MAX_SWAP);
+        }
+        debug_assert_eq!(others.len(), g.others.len());
+        let gain = self.exchange_gains_in_order(g, &others, from, target);
+        g.others_in_order = others;
+        gain
+    }
+
+    /// The weighted cost (before, after) of the copies around the group and
+    /// `g.others` and of their fixed operands (`exchange_gains`), summed in `f64`.
+    fn exchange_costs<const TALLIES: bool>(
+        &self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+    ) -> (f64, f64) {
         let (mut before_cost, mut after_cost) = g.group_cost;
-        for &o in &g.others {
+        for k in 0..g.others.len() {
+            let o = g.others[k];
+            if TALLIES && g.has_many_copies(o) {
+                let (before, after) = self.tallied_occupant_costs(g, o, from, target);
+                before_cost += before;
+                after_cost += after;
+                continue;
+            }
             let (s, e) = g.adj_range[o];
             for &(n, freq) in &g.adj[s as usize..e as usize] {
                 match g.side(n) {
@@ -663,29 +960,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if self.ctx.callee_saved.is_untouched(target) {
             after_cost += f64::from(CSR_COST);
         }
-        let exact = f64::from(EXACT_SUM);
-        if before_cost < exact && after_cost < exact {
-            let gain = if after_cost < before_cost {
-                Gain::Pays
-            } else {
-                Gain::Loses
-            };
-            debug_assert!(gain == self.exchange_gains_in_order(g, &g.others, from, target));
-            return gain;
-        }
-        // The same occupants (at most `MAX_SWAP`, all found), each member's latest first.
-        let mut others = std::mem::take(&mut g.others_in_order);
-        others.clear();
-        for &m in &g.group {
-            let iv = &self.ctx.intervals[m];
-            self.ctx
-                .matrix
-                .interference(target, &iv.runs, &mut others, MAX_SWAP);
-        }
-        debug_assert_eq!(others.len(), g.others.len());
-        let gain = self.exchange_gains_in_order(g, &others, from, target);
-        g.others_in_order = others;
-        gain
+        (before_cost, after_cost)
     }
 
     /// `exchange_gains` summed in `f32`, member by member and copy by copy, the

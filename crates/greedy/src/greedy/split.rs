@@ -15,7 +15,7 @@ use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
 use super::matrix::fixed_conflict_from;
 use crate::Phase;
-use crate::analysis::intervals::{Segment, UseSite, point_inst};
+use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
@@ -1059,9 +1059,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     break;
                 };
                 k += 1;
-                while lo < old_uses.len() && 2 * old_uses[lo].inst.index() as u32 + 2 <= s.start {
-                    lo += 1;
-                }
+                lo = gallop_uses(&old_uses, lo, s.start);
                 // Past the last use, or short of the next: nothing to take.
                 match old_uses.get(lo) {
                     None => break,
@@ -1119,6 +1117,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.refresh_hint_reg(vreg);
     }
+}
+
+/// The first use at or after `lo` whose instruction reaches `start`: `lo` when that one
+/// does, else found by doubling steps and a binary search. Each product restarts its
+/// cursor at the first use, so a linear walk would cost all the value's uses per product:
+/// quadratic for a value split into a piece per block of a wide switch.
+#[inline]
+fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
+    let before_start = |u: &UseSite| 2 * u.inst.index() as u32 + 2 <= start;
+    // Every use before `low` is before `start`; the one at `high`, if any, is not.
+    let (mut low, mut high, mut step) = (lo, lo, 1);
+    while high < uses.len() && before_start(&uses[high]) {
+        low = high + 1;
+        high = low + step;
+        step *= 2;
+    }
+    let high = high.min(uses.len());
+    low + uses[low..high].partition_point(before_start)
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
