@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 10] = [
+pub static MECHANISMS: [Mechanism; 11] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -50,6 +50,13 @@ pub static MECHANISMS: [Mechanism; 10] = [
         disable: |o| o.hint_recoloring = false,
         counter: "hint_recolorings",
         count: |s| s.hint_recolorings,
+    },
+    Mechanism {
+        name: "copy-spilling",
+        option: "copy_spilling",
+        disable: |o| o.copy_spilling = false,
+        counter: "copy_spills",
+        count: |s| s.copy_spills,
     },
     Mechanism {
         name: "slot-sharing",

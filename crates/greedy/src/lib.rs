@@ -123,6 +123,10 @@ pub struct Options {
     /// After the main loop, move copy-connected groups to one register when that lowers the
     /// frequency-weighted copy cost.
     pub hint_recoloring: bool,
+    /// After hint recoloring, a value none of whose operands needs a register moves from
+    /// its register to the stack when its copy partners live there and that removes the
+    /// loads and stores on its copies (its slot is merged with theirs).
+    pub copy_spilling: bool,
     /// Spilled values whose lifetimes do not overlap share a slot.
     pub slot_sharing: bool,
     /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
@@ -158,6 +162,7 @@ impl Default for Options {
             recoloring_max_interferers: 8,
             csr_first_use_cost: true,
             hint_recoloring: true,
+            copy_spilling: true,
             slot_sharing: true,
             partner_slots: true,
             redundant_moves: true,
@@ -217,6 +222,9 @@ pub struct Stats {
     pub hint_recolorings: usize,
     /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
     pub hint_exchanges: usize,
+    /// Values with no operand needing a register moved to the stack after the main loop,
+    /// beside their spilled copy partners (`Options::copy_spilling`).
+    pub copy_spills: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -269,7 +277,8 @@ pub enum Phase {
     InstructionSplit,
     /// Last-chance recoloring.
     Recoloring,
-    /// Moving copy-connected groups to one register after the main loop.
+    /// Moving copy-connected groups to one register after the main loop (and moving
+    /// copy-only values to the stack, `Options::copy_spilling`, just before).
     HintRecoloring,
     /// Laying out spill slots, shared among values whose lifetimes do not overlap.
     SlotSharing,
@@ -410,6 +419,7 @@ impl std::ops::AddAssign for Stats {
             csr_declined,
             hint_recolorings,
             hint_exchanges,
+            copy_spills,
             moves_inserted,
             spill_stores,
             reloads,
@@ -441,6 +451,7 @@ impl std::ops::AddAssign for Stats {
         self.csr_declined += csr_declined;
         self.hint_recolorings += hint_recolorings;
         self.hint_exchanges += hint_exchanges;
+        self.copy_spills += copy_spills;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

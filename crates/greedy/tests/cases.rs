@@ -32,6 +32,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("region_splits", |s| s.region_splits),
     ("last_chance_recolorings", |s| s.last_chance_recolorings),
     ("reloads_from_copies", |s| s.reloads_from_copies),
+    ("copy_spills", |s| s.copy_spills),
 ];
 
 fn cases_dir() -> PathBuf {

@@ -5,6 +5,7 @@
 
 pub(crate) mod advisor;
 mod assign;
+mod copy_spill;
 mod csr;
 mod events;
 mod evict;
@@ -61,6 +62,7 @@ pub(crate) struct GreedyCtx {
     pub(crate) recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
+    copy_spill: copy_spill::CopySpillScratch,
     region_scratch: split::RegionScratch,
     block_scratch: split::BlockScratch,
 }
@@ -107,6 +109,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let nested = self.stats.phases.in_main_loop() - nested;
             let main_loop = t.elapsed().saturating_sub(nested);
             self.stats.phases.add(Phase::Assignment, main_loop);
+        }
+        if self.options.copy_spilling {
+            let t = phase_clock(self.options);
+            self.spill_copy_only_values();
+            self.stats.phases.since(Phase::HintRecoloring, t);
         }
         if self.options.hint_recoloring {
             let t = phase_clock(self.options);

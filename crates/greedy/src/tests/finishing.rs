@@ -1,5 +1,6 @@
-//! The finishing mechanisms, each compared with itself turned off: copy-partner spill
-//! slots, slot sharing (hulls and holes), redundant-move elimination across blocks.
+//! The finishing mechanisms, each compared with itself turned off: copy-only values
+//! moved to the stack, copy-partner spill slots, slot sharing (hulls and holes),
+//! redundant-move elimination across blocks.
 //! Every output, on or off, goes through regalloc2's checker.
 
 use ragreedy_testkit::builder::{FuncBuilder, env, listing_with_output};
@@ -36,6 +37,57 @@ fn partner_slots_off() -> crate::Options {
     crate::Options {
         partner_slots: false,
         ..Default::default()
+    }
+}
+
+/// `a` is passed to block parameter `p`, which is passed on to `q` and has no other use.
+/// With `a` and `q` on the stack (each has a stack-only use), a register for `p` costs a
+/// load on the way in and a store on the way out; on the stack, in the slot `a` and `q`
+/// share, its copies cost nothing. With `a` and `q` in registers, `p` keeps its register.
+#[test]
+fn a_copy_only_value_follows_its_partners_to_the_stack() {
+    for partners_on_stack in [true, false] {
+        let mut b = FuncBuilder::new();
+        let (b0, b1, b2) = (b.block(), b.block(), b.block());
+        let (a, p, q) = (
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+        );
+        b.set_params(b1, &[p]);
+        b.set_params(b2, &[q]);
+        let partner_use = |v| {
+            if partners_on_stack {
+                stack_use(v)
+            } else {
+                Operand::reg_use(v)
+            }
+        };
+        b.inst(b0, &[Operand::reg_def(a)]);
+        b.inst(b0, &[partner_use(a)]);
+        b.jump(b0, b1, &[a]);
+        b.jump(b1, b2, &[p]);
+        b.inst(b2, &[partner_use(q)]);
+        b.ret(b2, &[]);
+        let f = b.build().func;
+        let e = env(2, 0);
+        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+        let off_options = crate::Options {
+            copy_spilling: false,
+            ..Default::default()
+        };
+        let (off, stats_off) = alloc_with(&f, &e, &off_options);
+        let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+        assert_eq!(stats_off.copy_spills, 0);
+        if partners_on_stack {
+            assert_eq!(stats_on.copy_spills, 1, "{}", listing_with_output(&f, &on));
+            // Only the store after `a`'s def is left: the edges copy within one slot.
+            assert_eq!(on.edits.len(), 1, "{}", listing_with_output(&f, &on));
+            assert!(cost_on < cost_off, "{}", listing_with_output(&f, &off));
+        } else {
+            assert_eq!(stats_on.copy_spills, 0, "{}", listing_with_output(&f, &on));
+            assert_eq!(cost_on, cost_off);
+        }
     }
 }
 
