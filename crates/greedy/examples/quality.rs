@@ -1,0 +1,137 @@
+//! A quick quality loop for allocator work that needs no Cranelift or Wasmtime build: the
+//! weighted cost (docs/metrics.md) of greedy against ion on dumped functions (`ragreedy wasm
+//! dump` output: one folder per module) and on the fuzz corpus at given register counts, every
+//! output through regalloc2's checker. No timing: `ragreedy compare` measures speed.
+//!
+//! ```sh
+//! cargo run --release -p regalloc-greedy --example quality -- \
+//!     --dumps DUMPDIR --fuzz 4,8 --count 200 [--out per-function.tsv]
+//! ```
+//!
+//! Prints the cost ratio (geometric mean of `(cost + 1) / (ion cost + 1)`, as `compare`
+//! reports it) and summed costs per module and per register count; `--out` writes one line per
+//! function (name, greedy cost, ion cost) for diffing two builds.
+
+use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::{check, corpus, cost, fuzzgen};
+use regalloc2::MachineEnv;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+struct Case {
+    name: String,
+    group: String,
+    func: TestFunc,
+    env: MachineEnv,
+}
+
+fn dump_cases(root: &Path, out: &mut Vec<Case>) {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let group = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for (name, f) in corpus::load_dir(&dir).unwrap_or_else(|e| panic!("{e}")) {
+            out.push(Case {
+                name: format!("{group}#{name}"),
+                group: group.clone(),
+                env: f.machine_env().clone(),
+                func: TestFunc::from_function(&f),
+            });
+        }
+    }
+}
+
+fn fuzz_cases(k: usize, count: usize, out: &mut Vec<Case>) {
+    let opts = fuzzgen::small_env_options(k);
+    let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+    let (mut seed, mut n) = (0u64, 0);
+    while n < count {
+        if let Some(f) = fuzzgen::func_from_seed(seed, &opts) {
+            out.push(Case {
+                name: format!("k{k}-s{seed}"),
+                group: format!("fuzz {k} regs"),
+                func: TestFunc::from_function(&f),
+                env: env.clone(),
+            });
+            n += 1;
+        }
+        seed += 1;
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut dumps, mut fuzz, mut count, mut out_path) = (None, Vec::new(), 200, None);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().expect("missing value");
+        match a.as_str() {
+            "--dumps" => dumps = Some(PathBuf::from(value())),
+            "--fuzz" => fuzz = value().split(',').map(|k| k.parse().unwrap()).collect(),
+            "--count" => count = value().parse().unwrap(),
+            "--out" => out_path = Some(PathBuf::from(value())),
+            _ => panic!("unknown argument {a}"),
+        }
+    }
+    let mut cases = Vec::new();
+    if let Some(d) = &dumps {
+        dump_cases(d, &mut cases);
+    }
+    for &k in &fuzz {
+        fuzz_cases(k, count, &mut cases);
+    }
+    let options = regalloc_greedy::Options::default();
+    let ion_options = regalloc2::RegallocOptions::default();
+    // Per group: (functions, sum of log ratios, greedy sum, ion sum); "wasm" sums every dump.
+    let mut groups: BTreeMap<String, (usize, f64, u64, u64)> = BTreeMap::new();
+    let mut lines = String::new();
+    let mut failures = 0;
+    for c in &cases {
+        let ours = regalloc_greedy::run(&c.func, &c.env, &options);
+        let ion = regalloc2::run(&c.func, &c.env, &ion_options);
+        // A function ion cannot allocate either is not compared (as in `compare`).
+        let Ok(ion) = ion else { continue };
+        let Ok(ours) = ours else {
+            eprintln!("{}: greedy returned an error where ion allocates", c.name);
+            failures += 1;
+            continue;
+        };
+        if let Err(e) = check::check_output(&c.func, &c.env, &ours) {
+            eprintln!("{}: CHECKER: {e}", c.name);
+            failures += 1;
+            continue;
+        }
+        let g = cost::cost(&c.func, &c.env, &ours).weighted;
+        let i = cost::cost(&c.func, &c.env, &ion).weighted;
+        let log = ((g + 1) as f64 / (i + 1) as f64).ln();
+        let whole = (!c.group.starts_with("fuzz")).then(|| "wasm (all modules)".to_string());
+        for key in std::iter::once(c.group.clone()).chain(whole) {
+            let e = groups.entry(key).or_default();
+            e.0 += 1;
+            e.1 += log;
+            e.2 += g;
+            e.3 += i;
+        }
+        lines.push_str(&format!("{}\t{g}\t{i}\n", c.name));
+    }
+    for (name, (n, log, g, i)) in &groups {
+        println!(
+            "{name:44} n={n:5} cost_ratio={:.4} summed={g} ion={i} summed_ratio={:.4}",
+            (log / *n as f64).exp(),
+            *g as f64 / (*i).max(1) as f64
+        );
+    }
+    println!("failures={failures}");
+    if let Some(p) = out_path {
+        std::fs::File::create(p)
+            .and_then(|mut f| f.write_all(lines.as_bytes()))
+            .expect("write --out");
+    }
+    if failures > 0 {
+        std::process::exit(1);
+    }
+}
