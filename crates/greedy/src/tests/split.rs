@@ -85,10 +85,9 @@ fn uses_in_fixed_registers_get_instruction_splits() {
     b.ret(b0, &[]);
     let f = b.build().func;
     let (_, stats) = alloc_split(&f, &env(2, 0));
-    assert!(
-        stats.local_splits + stats.instruction_splits >= 1,
-        "{stats:?}"
-    );
+    // The value lives in one block, but no window of its uses is free in one register
+    // (each instruction pins it to another), so it is the instruction split that fires.
+    assert!(stats.instruction_splits >= 1, "{stats:?}");
 }
 
 /// One value used by hundreds of calls with alternating fixed argument registers and
