@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 11] = [
+pub static MECHANISMS: [Mechanism; 12] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -57,6 +57,13 @@ pub static MECHANISMS: [Mechanism; 11] = [
         disable: |o| o.copy_spilling = false,
         counter: "copy_spills",
         count: |s| s.copy_spills,
+    },
+    Mechanism {
+        name: "outside-hints",
+        option: "outside_hints",
+        disable: |o| o.outside_hints = false,
+        counter: "outside_hints",
+        count: |s| s.outside_hints,
     },
     Mechanism {
         name: "slot-sharing",

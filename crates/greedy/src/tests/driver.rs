@@ -2,7 +2,7 @@
 //! spilling, constraints, errors. Every output goes through regalloc2's checker.
 
 use super::{alloc_checked, alloc_err, waves_of_values};
-use ragreedy_testkit::builder::{FuncBuilder, env, env_by_class};
+use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, env_by_class};
 use regalloc2::{Operand, PReg, RegAllocError, RegClass};
 
 #[test]
@@ -271,6 +271,11 @@ fn def_under_a_full_clobber_takes_its_fixed_register_outside_the_order() {
     let outside = PReg::new(5, RegClass::Int);
     let (out, stats) = alloc_checked(&build(outside), &env(2, 0));
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    // Found as a hint first (`Options::outside_hints`); the fallback finds it without.
+    assert_eq!(stats.outside_hints, 1, "{stats:?}");
+    let (out, stats) =
+        super::try_alloc_with(&build(outside), &env(2, 0), &no_outside_hints()).unwrap();
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
     // Its fixed register is allocatable and clobbered too: nothing can hold the def.
     assert!(matches!(
@@ -293,9 +298,18 @@ fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
     b.jump(b0, b1, &[v]);
     b.ret(b1, &[Operand::reg_fixed_use(w, outside)]);
     let f = b.build().func;
-    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    let (out, stats) = super::try_alloc_with(&f, &env(2, 0), &no_outside_hints()).unwrap();
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
+    let (out, _) = alloc_checked(&f, &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+}
+
+fn no_outside_hints() -> crate::Options {
+    crate::Options {
+        outside_hints: false,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -314,4 +328,61 @@ fn output_reused_across_functions_matches_a_fresh_one() {
         assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
     }
     assert!(!reused.edits.is_empty(), "the larger function spills");
+}
+
+/// Two values `a` and `b` fill both allocatable registers while `v` is live; `v` is
+/// handed over in `p5`, a register outside the allocatable set, at its last use.
+/// Returns the function and that register.
+fn value_handed_over_outside_the_order(nonallocatable_between: bool) -> (TestFunc, PReg) {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x, y) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    let outside = PReg::new(5, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(y)]);
+    if nonallocatable_between {
+        b.inst(b0, &[Operand::fixed_nonallocatable(outside)]);
+    }
+    b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, outside)]);
+    b.ret(b0, &[]);
+    (b.build().func, outside)
+}
+
+/// `Options::outside_hints`: `v` lives in the register outside the order its fixed use
+/// names, so `x` and `y` keep the two allocatable ones and nothing is spilled or moved.
+#[test]
+fn value_lives_in_the_register_outside_the_order_its_fixed_use_names() {
+    let (f, outside) = value_handed_over_outside_the_order(false);
+    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
+    assert_eq!(stats.outside_hints, 1, "{stats:?}");
+    let (out, stats) = super::try_alloc_with(&f, &env(2, 0), &no_outside_hints()).unwrap();
+    assert!(!out.edits.is_empty());
+    assert_eq!(stats.outside_hints, 0, "{stats:?}");
+}
+
+/// A fixed non-allocatable operand naming that register inside `v`'s life (not reserved
+/// in the interference matrix) keeps `v` out of it.
+#[test]
+fn no_value_outside_the_order_across_a_nonallocatable_operand_naming_its_register() {
+    let (f, outside) = value_handed_over_outside_the_order(true);
+    let (out, _) = alloc_checked(&f, &env(2, 0));
+    // The def may take `p5` only in a piece that ends before instruction 3 (the
+    // checker does not see the non-allocatable operand): `v` leaves `p5` by then.
+    let leaves = out.edits.iter().any(|(point, edit)| {
+        let regalloc2::Edit::Move { from, .. } = edit;
+        point.inst().index() <= 3 && *from == regalloc2::Allocation::reg(outside)
+    });
+    assert!(
+        out.allocs[0] != regalloc2::Allocation::reg(outside) || leaves,
+        "{}",
+        ragreedy_testkit::builder::listing_with_output(&f, &out)
+    );
 }
