@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 12] = [
+pub static MECHANISMS: [Mechanism; 13] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -64,6 +64,13 @@ pub static MECHANISMS: [Mechanism; 12] = [
         disable: |o| o.outside_hints = false,
         counter: "outside_hints",
         count: |s| s.outside_hints,
+    },
+    Mechanism {
+        name: "outside-stack-hints",
+        option: "outside_stack_hints",
+        disable: |o| o.outside_stack_hints = false,
+        counter: "outside_stack_hints",
+        count: |s| s.outside_stack_hints,
     },
     Mechanism {
         name: "slot-sharing",

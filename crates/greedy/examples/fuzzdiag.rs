@@ -17,6 +17,16 @@ fn main() {
             "--count" => count = value().parse().unwrap(),
             "--show" => show = Some(value().parse::<u64>().unwrap()),
             "--worst" => worst = value().parse().unwrap(),
+            // Checker run over `ragreedy stress`'s generator: --stress K,COUNT.
+            "--stress" => {
+                let v: Vec<usize> = value().split(',').map(|x| x.parse().unwrap()).collect();
+                return stress(v[0], v[1] as u64);
+            }
+            // Every allocation decision of `--show`'s greedy run, on stderr.
+            "--log" => {
+                log::set_logger(&StderrLog).unwrap();
+                log::set_max_level(log::LevelFilter::Debug);
+            }
             _ => panic!("unknown argument {a}"),
         }
     }
@@ -28,6 +38,7 @@ fn main() {
         let f = fuzzgen::func_from_seed(seed, &opts).expect("no function for seed");
         let func = TestFunc::from_function(&f);
         let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
+        log::set_max_level(log::LevelFilter::Off);
         let ion = regalloc2::run(&func, &env, &ion_options).unwrap();
         let (g, i) = (
             cost::cost(&func, &env, &ours),
@@ -42,6 +53,7 @@ fn main() {
     let (mut worse, mut equal, mut better) = (0, 0, 0);
     let (mut lost, mut won) = (0u64, 0u64);
     let mut rows = Vec::new();
+    let mut fs = (0u64, 0u64);
     let (mut outside, mut inside) = ((0usize, 0f64), (0usize, 0f64));
     while n < count {
         let Some(f) = fuzzgen::func_from_seed(seed, &opts) else {
@@ -68,6 +80,7 @@ fn main() {
                 }
             }
             let ion_out = regalloc2::run(&func, &env, &ion_options).unwrap();
+            let o = regalloc_greedy::run(&func, &env, &options).unwrap();
             if uses_outside(&func, &env, &ion_out) {
                 outside.0 += 1;
                 outside.1 += ((g.weighted + 1) as f64 / (i.weighted + 1) as f64).ln();
@@ -75,6 +88,8 @@ fn main() {
                 inside.0 += 1;
                 inside.1 += ((g.weighted + 1) as f64 / (i.weighted + 1) as f64).ln();
             }
+            fs.0 += fixed_stack_traffic(&func, &env, &o);
+            fs.1 += fixed_stack_traffic(&func, &env, &ion_out);
             rows.push((seed, g, i));
         }
         seed += 1;
@@ -85,6 +100,10 @@ fn main() {
         (outside.1 / outside.0.max(1) as f64).exp(),
         inside.0,
         (inside.1 / inside.0.max(1) as f64).exp()
+    );
+    println!(
+        "weighted moves to/from fixed stack slots: greedy {} ion {}",
+        fs.0, fs.1
     );
     println!("worse={worse} (lost {lost}) equal={equal} better={better} (won {won})");
     let p = |c: &cost::Cost| {
@@ -134,10 +153,82 @@ fn uses_outside(func: &TestFunc, env: &regalloc2::MachineEnv, out: &regalloc2::O
             }
             if let Some(r) = a.as_reg()
                 && !allocatable.contains(r)
+                && (std::env::var("FIXED_STACK").is_ok() == env.fixed_stack_slots.contains(&r))
             {
                 return true;
             }
         }
     }
     false
+}
+
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, r: &log::Record) {
+        eprintln!("{}", r.args());
+    }
+    fn flush(&self) {}
+}
+
+/// Frequency-weighted cost of the moves that touch a fixed stack slot.
+fn fixed_stack_traffic(
+    func: &TestFunc,
+    env: &regalloc2::MachineEnv,
+    out: &regalloc2::Output,
+) -> u64 {
+    let only = regalloc2::Output {
+        edits: out
+            .edits
+            .iter()
+            .filter(|(_, regalloc2::Edit::Move { from, to })| {
+                [from, to].iter().any(|a| {
+                    a.as_reg()
+                        .is_some_and(|r| env.fixed_stack_slots.contains(&r))
+                })
+            })
+            .cloned()
+            .collect(),
+        ..out.clone()
+    };
+    let c = cost::cost(func, env, &only);
+    c.weighted - c.parts.callee_saved
+}
+
+/// Allocates `count` stress functions at `k` registers; reports errors where ion
+/// allocates and checker failures.
+fn stress(k: usize, count: u64) {
+    std::panic::set_hook(Box::new(|_| {}));
+    let env = fuzzgen::stress_env(Some(k));
+    let (mut bad, mut n) = (0, 0);
+    for seed in 0..count {
+        let opts = fuzzgen::stress_options(seed, Some(k));
+        let Some(f) = fuzzgen::func_from_seed(seed, &opts) else {
+            continue;
+        };
+        let func = TestFunc::from_function(&f);
+        let ion = std::panic::catch_unwind(|| {
+            regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).is_ok()
+        });
+        if !matches!(ion, Ok(true)) {
+            continue;
+        }
+        n += 1;
+        match regalloc_greedy::run(&func, &env, &regalloc_greedy::Options::default()) {
+            Err(e) => {
+                bad += 1;
+                println!("seed {seed}: {e:?} where ion allocates");
+            }
+            Ok(out) => {
+                if let Err(e) = ragreedy_testkit::check::check_output(&func, &env, &out) {
+                    bad += 1;
+                    println!("seed {seed}: checker: {e}");
+                }
+            }
+        }
+    }
+    println!("stress k={k}: {n} functions, {bad} failures");
 }

@@ -132,6 +132,13 @@ pub struct Options {
     /// other hint when that register is free, as ion places a bundle with such a fixed
     /// use there: the value then needs no allocatable register where it is live.
     pub outside_hints: bool,
+    /// With `outside_hints`: a hinted fixed stack slot too (a fixed operand of the value
+    /// or of a partner names it), for an interval none of whose operands needs a
+    /// register: the value then lives in that stack location, as ion places such a
+    /// bundle, and its fixed operand there needs no store or load. The move resolver
+    /// treats the slot as the stack (a move to another stack location goes through a
+    /// free register).
+    pub outside_stack_hints: bool,
     /// Spilled values whose lifetimes do not overlap share a slot.
     pub slot_sharing: bool,
     /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
@@ -169,6 +176,7 @@ impl Default for Options {
             hint_recoloring: true,
             copy_spilling: true,
             outside_hints: true,
+            outside_stack_hints: true,
             slot_sharing: true,
             partner_slots: true,
             redundant_moves: true,
@@ -223,6 +231,8 @@ pub struct Stats {
     /// Intervals that took a hinted register outside the allocation order
     /// (`Options::outside_hints`).
     pub outside_hints: usize,
+    /// Of `outside_hints`: fixed stack slots (`Options::outside_stack_hints`).
+    pub outside_stack_hints: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
@@ -425,6 +435,7 @@ impl std::ops::AddAssign for Stats {
             recolored_intervals,
             fixed_register_fallbacks,
             outside_hints,
+            outside_stack_hints,
             csr_first_uses,
             csr_declined,
             hint_recolorings,
@@ -458,6 +469,7 @@ impl std::ops::AddAssign for Stats {
         self.recolored_intervals += recolored_intervals;
         self.fixed_register_fallbacks += fixed_register_fallbacks;
         self.outside_hints += outside_hints;
+        self.outside_stack_hints += outside_stack_hints;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.hint_recolorings += hint_recolorings;

@@ -4,7 +4,7 @@
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
-use crate::analysis::intervals::point_inst;
+use crate::analysis::intervals::{needs_register, point_inst};
 use log::debug;
 use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet};
 
@@ -82,13 +82,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// non-allocatable operand inside the interval (those are not reserved in the
     /// matrix). Callers only offer registers a fixed operand of the value, or of a value
     /// copy-connected to it, names: the client hands the value over in that register.
-    pub(crate) fn may_hold_outside(&self, p: PReg, iv: &LiveInterval) -> bool {
+    pub(crate) fn may_hold_outside(&self, p: PReg, iv: &LiveInterval, stack_ok: bool) -> bool {
         let class = iv.vreg.class();
         if p.class() != class
             || p.hw_enc() >= iv.limit
             || self.out.order[class as usize].contains(&p)
             || self.env.scratch_by_class.contains(&Some(p))
-            || self.env.fixed_stack_slots.contains(&p)
+        {
+            return false;
+        }
+        if self.env.fixed_stack_slots.contains(&p)
+            && !(stack_ok
+                && self.options.outside_stack_hints
+                && !iv.uses.iter().any(|u| needs_register(self.func, u)))
         {
             return false;
         }
@@ -128,15 +134,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &(p, _) in hints {
             hinted.add(p);
             let in_order = self.may_hold(p, iv);
-            if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv)))
+            if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv, true)))
                 && !self.fixed_conflict(p, iv)
                 && self.ctx.matrix.is_free(p, &iv.runs)
             {
                 if !in_order {
-                    debug!(
-                        "{id} ({}): hinted {p} is outside the allocation order and free",
-                        iv.vreg
-                    );
+                    if self.env.fixed_stack_slots.contains(&p) {
+                        debug!(
+                            "{id} ({}): needs no register, lives in hinted fixed stack slot {p}",
+                            iv.vreg
+                        );
+                        self.stats.outside_stack_hints += 1;
+                    } else {
+                        debug!(
+                            "{id} ({}): hinted {p} is outside the allocation order and free",
+                            iv.vreg
+                        );
+                    }
                     self.stats.outside_hints += 1;
                 }
                 return Some(p);
@@ -212,7 +226,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn try_assign_named_outside_order(&mut self, id: IntervalId) -> Option<PReg> {
         let iv = &self.ctx.intervals[id];
         iv.segments.first()?;
-        let usable = |p: PReg| self.may_hold_outside(p, iv) && self.is_available(p, iv);
+        let usable = |p: PReg| self.may_hold_outside(p, iv, false) && self.is_available(p, iv);
         // Breadth first over the copy graph: `values[..next]` have been scanned.
         let mut values = vec![iv.vreg];
         let mut next = 0;

@@ -386,3 +386,53 @@ fn no_value_outside_the_order_across_a_nonallocatable_operand_naming_its_registe
         ragreedy_testkit::builder::listing_with_output(&f, &out)
     );
 }
+
+/// A value defined into any location and handed over in fixed stack slot `p2` (the
+/// environment's one, right after the two registers); `reg_def` makes the def need a
+/// register instead.
+fn value_handed_over_in_a_fixed_stack_slot(reg_def: bool) -> (TestFunc, PReg) {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let slot = PReg::new(2, RegClass::Int);
+    let def = if reg_def {
+        Operand::reg_def(v)
+    } else {
+        Operand::any_def(v)
+    };
+    b.inst(b0, &[def]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_use(x), Operand::any_use(v)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, slot)]);
+    b.ret(b0, &[]);
+    (b.build().func, slot)
+}
+
+/// `Options::outside_stack_hints`: a value none of whose operands needs a register lives
+/// in the fixed stack slot its fixed use names, so that use needs no store.
+#[test]
+fn value_needing_no_register_lives_in_its_fixed_stack_slot() {
+    let (f, slot) = value_handed_over_in_a_fixed_stack_slot(false);
+    let e = env_by_class([(2, 0); 3], 1);
+    let (out, stats) = alloc_checked(&f, &e);
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
+    assert_eq!(stats.outside_stack_hints, 1, "{stats:?}");
+    let off = crate::Options {
+        outside_stack_hints: false,
+        ..Default::default()
+    };
+    let (out, stats) = super::try_alloc_with(&f, &e, &off).unwrap();
+    assert_ne!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert!(!out.edits.is_empty());
+    assert_eq!(stats.outside_stack_hints, 0, "{stats:?}");
+}
+
+/// A value whose def needs a register never lives in a fixed stack slot.
+#[test]
+fn value_needing_a_register_stays_out_of_its_fixed_stack_slot() {
+    let (f, slot) = value_handed_over_in_a_fixed_stack_slot(true);
+    let (out, stats) = alloc_checked(&f, &env_by_class([(2, 0); 3], 1));
+    assert_ne!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert_eq!(stats.outside_stack_hints, 0, "{stats:?}");
+}
