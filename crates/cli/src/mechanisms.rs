@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 13] = [
+pub static MECHANISMS: [Mechanism; 14] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -71,6 +71,13 @@ pub static MECHANISMS: [Mechanism; 13] = [
         disable: |o| o.outside_stack_hints = false,
         counter: "outside_stack_hints",
         count: |s| s.outside_stack_hints,
+    },
+    Mechanism {
+        name: "weightless-any",
+        option: "any_uses_weightless",
+        disable: |o| o.any_uses_weightless = false,
+        counter: "spills",
+        count: |s| s.spills,
     },
     Mechanism {
         name: "slot-sharing",

@@ -139,6 +139,9 @@ pub struct Options {
     /// treats the slot as the stack (a move to another stack location goes through a
     /// free register).
     pub outside_stack_hints: bool,
+    /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
+    /// weight: spilled, the value serves them from its slot at no cost.
+    pub any_uses_weightless: bool,
     /// Spilled values whose lifetimes do not overlap share a slot.
     pub slot_sharing: bool,
     /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
@@ -177,6 +180,7 @@ impl Default for Options {
             copy_spilling: true,
             outside_hints: true,
             outside_stack_hints: true,
+            any_uses_weightless: true,
             slot_sharing: true,
             partner_slots: true,
             redundant_moves: true,

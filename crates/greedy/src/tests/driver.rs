@@ -436,3 +436,38 @@ fn value_needing_a_register_stays_out_of_its_fixed_stack_slot() {
     assert_ne!(out.allocs[0], regalloc2::Allocation::reg(slot));
     assert_eq!(stats.outside_stack_hints, 0, "{stats:?}");
 }
+
+/// `Options::any_uses_weightless`: `v`, defined and used only by operands that accept
+/// the stack, is used more often than `x` and `y`, which need registers, while all three
+/// are live at two registers. Weighed by its uses `v` would keep a register and push `x`
+/// or `y` to the stack (a store and reloads); weighed by nothing it goes to the stack,
+/// where its operands cost nothing.
+#[test]
+fn value_with_only_stack_operands_gives_way() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x, y) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.inst(b0, &[Operand::any_def(v)]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(y)]);
+    for _ in 0..6 {
+        b.inst(b0, &[Operand::any_use(v)]);
+    }
+    b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    b.inst(b0, &[Operand::any_use(v)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (out, _) = alloc_checked(&f, &e);
+    assert_eq!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted, 0);
+    let off = crate::Options {
+        any_uses_weightless: false,
+        ..Default::default()
+    };
+    let (out, _) = super::try_alloc_with(&f, &e, &off).unwrap();
+    assert!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted > 0);
+}

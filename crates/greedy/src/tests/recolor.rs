@@ -61,10 +61,11 @@ fn last_chance_recoloring_turns_a_failure_into_an_allocation() {
     // Deferred spilling changes the queue order enough that this seed no longer needs
     // recoloring with it: both runs leave it off, so only recoloring differs. Outside
     // hints (a register outside the order for a value a fixed operand hands over there)
-    // relieve the pressure that made it fail: off too.
+    // and weightless stack operands relieve the pressure that made it fail: off too.
     let on = crate::Options {
         deferred_spilling: false,
         outside_hints: false,
+        any_uses_weightless: false,
         ..Default::default()
     };
     let off = crate::Options {
