@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 11] = [
+pub static MECHANISMS: [Mechanism; 14] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -57,6 +57,27 @@ pub static MECHANISMS: [Mechanism; 11] = [
         disable: |o| o.copy_spilling = false,
         counter: "copy_spills",
         count: |s| s.copy_spills,
+    },
+    Mechanism {
+        name: "outside-hints",
+        option: "outside_hints",
+        disable: |o| o.outside_hints = false,
+        counter: "outside_hints",
+        count: |s| s.outside_hints,
+    },
+    Mechanism {
+        name: "outside-stack-hints",
+        option: "outside_stack_hints",
+        disable: |o| o.outside_stack_hints = false,
+        counter: "outside_stack_hints",
+        count: |s| s.outside_stack_hints,
+    },
+    Mechanism {
+        name: "weightless-any",
+        option: "any_uses_weightless",
+        disable: |o| o.any_uses_weightless = false,
+        counter: "spills",
+        count: |s| s.spills,
     },
     Mechanism {
         name: "slot-sharing",

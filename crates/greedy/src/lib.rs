@@ -127,6 +127,21 @@ pub struct Options {
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
     pub copy_spilling: bool,
+    /// A hint naming a register outside the allocation order (a fixed operand of the
+    /// value, or of a copy partner, names a non-allocatable register) is taken like any
+    /// other hint when that register is free, as ion places a bundle with such a fixed
+    /// use there: the value then needs no allocatable register where it is live.
+    pub outside_hints: bool,
+    /// With `outside_hints`: a hinted fixed stack slot too (a fixed operand of the value
+    /// or of a partner names it), for an interval none of whose operands needs a
+    /// register: the value then lives in that stack location, as ion places such a
+    /// bundle, and its fixed operand there needs no store or load. The move resolver
+    /// treats the slot as the stack (a move to another stack location goes through a
+    /// free register).
+    pub outside_stack_hints: bool,
+    /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
+    /// weight: spilled, the value serves them from its slot at no cost.
+    pub any_uses_weightless: bool,
     /// Spilled values whose lifetimes do not overlap share a slot.
     pub slot_sharing: bool,
     /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
@@ -163,6 +178,9 @@ impl Default for Options {
             csr_first_use_cost: true,
             hint_recoloring: true,
             copy_spilling: true,
+            outside_hints: true,
+            outside_stack_hints: true,
+            any_uses_weightless: true,
             slot_sharing: true,
             partner_slots: true,
             redundant_moves: true,
@@ -214,6 +232,11 @@ pub struct Stats {
     /// Unspillable intervals no allocatable register could hold, placed in a register
     /// outside the allocatable set that a fixed-register operand of their value names.
     pub fixed_register_fallbacks: usize,
+    /// Intervals that took a hinted register outside the allocation order
+    /// (`Options::outside_hints`).
+    pub outside_hints: usize,
+    /// Of `outside_hints`: fixed stack slots (`Options::outside_stack_hints`).
+    pub outside_stack_hints: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
@@ -415,6 +438,8 @@ impl std::ops::AddAssign for Stats {
             last_chance_recolorings,
             recolored_intervals,
             fixed_register_fallbacks,
+            outside_hints,
+            outside_stack_hints,
             csr_first_uses,
             csr_declined,
             hint_recolorings,
@@ -447,6 +472,8 @@ impl std::ops::AddAssign for Stats {
         self.last_chance_recolorings += last_chance_recolorings;
         self.recolored_intervals += recolored_intervals;
         self.fixed_register_fallbacks += fixed_register_fallbacks;
+        self.outside_hints += outside_hints;
+        self.outside_stack_hints += outside_stack_hints;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.hint_recolorings += hint_recolorings;

@@ -26,6 +26,11 @@ type StatReader = fn(&Stats) -> usize;
 /// The statistics a case may name in a `STAT >= N` expectation.
 const STATS: &[(&str, StatReader)] = &[
     ("fixed_register_fallbacks", |s| s.fixed_register_fallbacks),
+    ("outside_hints", |s| s.outside_hints),
+    // Either way into a register outside the allocation order that a fixed operand names.
+    ("outside_registers", |s| {
+        s.fixed_register_fallbacks + s.outside_hints
+    }),
     ("spills", |s| s.spills),
     ("evictions", |s| s.evictions),
     ("local_splits", |s| s.local_splits),

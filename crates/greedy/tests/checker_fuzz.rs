@@ -173,21 +173,31 @@ fn splitting_known_failures() {
 /// ion allocates it. `ragreedy stress --count 1 --seed S --regs 2` reproduces each.
 #[test]
 fn unspillable_pieces_at_two_registers() {
-    let options = regalloc_greedy::Options::default();
-    let mut ctx = regalloc_greedy::Context::new();
-    for seed in [3711u64, 4308, 7552, 22394, 22564, 30820] {
-        let opts = fuzzgen::stress_options(seed, Some(2));
-        let f = fuzzgen::func_from_seed(seed, &opts).expect("seed yields a function");
-        let env = fuzzgen::stress_env(Some(2));
-        // The input is allocatable: ion manages it.
-        let ion = regalloc2::run(&f, &env, &RegallocOptions::default());
-        assert!(ion.is_ok(), "seed {seed}: ion fails too: {:?}", ion.err());
-        let out = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e:?} where ion allocates"));
-        if let Err(e) = check::check_output(&f, &env, &out) {
-            panic!("seed {seed} with 2 registers: {e}");
+    // By default the value's (or its partner's) fixed register is taken as a hint
+    // (`Options::outside_hints`); without those hints the last-resort fallback finds it.
+    let mut without_hints = regalloc_greedy::Options::default();
+    without_hints.outside_hints = false;
+    for options in [regalloc_greedy::Options::default(), without_hints] {
+        let mut ctx = regalloc_greedy::Context::new();
+        for seed in [3711u64, 4308, 7552, 22394, 22564, 30820] {
+            let opts = fuzzgen::stress_options(seed, Some(2));
+            let f = fuzzgen::func_from_seed(seed, &opts).expect("seed yields a function");
+            let env = fuzzgen::stress_env(Some(2));
+            // The input is allocatable: ion manages it.
+            let ion = regalloc2::run(&f, &env, &RegallocOptions::default());
+            assert!(ion.is_ok(), "seed {seed}: ion fails too: {:?}", ion.err());
+            let out = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e:?} where ion allocates"));
+            if let Err(e) = check::check_output(&f, &env, &out) {
+                panic!("seed {seed} with 2 registers: {e}");
+            }
+            // Each has a def at an instruction clobbering both registers of its class.
+            let stats = ctx.stats();
+            if options.outside_hints {
+                assert!(stats.outside_hints >= 1, "seed {seed}");
+            } else {
+                assert!(stats.fixed_register_fallbacks >= 1, "seed {seed}");
+            }
         }
-        // Each has a def at an instruction clobbering both registers of its class.
-        assert!(ctx.stats().fixed_register_fallbacks >= 1, "seed {seed}");
     }
 }

@@ -7,7 +7,7 @@
 use super::cfg::Cfg;
 use crate::lists::Lists;
 use regalloc2::{
-    Block, Function, Inst, OperandConstraint, OperandKind, RegAllocError, RegClass, VReg,
+    Block, Function, Inst, OperandConstraint, OperandKind, PRegSet, RegAllocError, RegClass, VReg,
 };
 
 /// End of an `exposed` chain.
@@ -38,6 +38,10 @@ pub(crate) struct Liveness {
     /// The instructions with a reuse or fixed-register operand (non-allocatable ones
     /// aside), in order: all that `Partners::compute_listed` needs to visit.
     pub copy_or_fixed_insts: Vec<Inst>,
+    /// The registers some fixed non-allocatable operand names (no vreg; not reserved in
+    /// the interference matrix): a value kept outside the allocation order must not sit
+    /// in one of these where an instruction names it.
+    pub nonallocatable_named: PRegSet,
     def_inst: Vec<Inst>,
     /// Per vreg, the last block defining it so far; only for `first_use_error`.
     local_stamp: Vec<u32>,
@@ -128,6 +132,7 @@ impl Liveness {
         self.exposed_vregs.resize(nv.div_ceil(64), 0);
         self.unclassed_args.clear();
         self.copy_or_fixed_insts.clear();
+        self.nonallocatable_named = PRegSet::empty();
         let multi_defs = f.allow_multiple_vreg_defs();
         self.num_operands = 0;
         let mut bad_arg = false;
@@ -149,10 +154,11 @@ impl Liveness {
                 }
                 self.num_operands += ops.len();
                 for (k, op) in ops.iter().enumerate() {
-                    if op.as_fixed_nonallocatable().is_some() {
+                    if let Some(p) = op.as_fixed_nonallocatable() {
                         if op.kind() == OperandKind::Def {
                             return Err(RegAllocError::SSA(op.vreg(), inst));
                         }
+                        self.nonallocatable_named.add(p);
                         continue;
                     }
                     let v = op.vreg();

@@ -4,7 +4,8 @@
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
-use crate::analysis::intervals::point_inst;
+use crate::analysis::intervals::{needs_register, point_inst};
+use log::debug;
 use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet};
 
 /// Pieces of one value consulted for hints (see `collect_hints`).
@@ -75,6 +76,46 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.ctx.scratch_hints = hints;
     }
 
+    /// Whether `p`, a register outside the allocation order, may hold `iv` (interference
+    /// aside): of its class and limit, not a scratch register (the move resolver may
+    /// overwrite it at any point), not a fixed stack slot, and not named by a fixed
+    /// non-allocatable operand inside the interval (those are not reserved in the
+    /// matrix). Callers only offer registers a fixed operand of the value, or of a value
+    /// copy-connected to it, names: the client hands the value over in that register.
+    pub(crate) fn may_hold_outside(&self, p: PReg, iv: &LiveInterval, stack_ok: bool) -> bool {
+        let class = iv.vreg.class();
+        if p.class() != class
+            || p.hw_enc() >= iv.limit
+            || self.out.order[class as usize].contains(&p)
+            || self.env.scratch_by_class.contains(&Some(p))
+        {
+            return false;
+        }
+        if self.env.fixed_stack_slots.contains(&p)
+            && !(stack_ok
+                && self.options.outside_stack_hints
+                && !iv.uses.iter().any(|u| needs_register(self.func, u)))
+        {
+            return false;
+        }
+        if !self.an.live.nonallocatable_named.contains(p) {
+            return true;
+        }
+        let (Some(first), Some(last)) = (iv.segments.first(), iv.segments.last()) else {
+            return false;
+        };
+        let (first, last) = (
+            point_inst(first.start).index(),
+            point_inst(last.end - 1).index(),
+        );
+        !(first..=last).any(|i| {
+            self.func
+                .inst_operands(Inst::new(i))
+                .iter()
+                .any(|o| o.as_fixed_nonallocatable() == Some(p))
+        })
+    }
+
     pub(crate) fn may_hold(&self, p: PReg, iv: &LiveInterval) -> bool {
         p.hw_enc() < iv.limit && self.out.order[iv.vreg.class() as usize].contains(&p)
     }
@@ -92,10 +133,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut hinted = PRegSet::empty();
         for &(p, _) in hints {
             hinted.add(p);
-            if self.may_hold(p, iv)
+            let in_order = self.may_hold(p, iv);
+            if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv, true)))
                 && !self.fixed_conflict(p, iv)
                 && self.ctx.matrix.is_free(p, &iv.runs)
             {
+                if !in_order {
+                    if self.env.fixed_stack_slots.contains(&p) {
+                        debug!(
+                            "{id} ({}): needs no register, lives in hinted fixed stack slot {p}",
+                            iv.vreg
+                        );
+                        self.stats.outside_stack_hints += 1;
+                    } else {
+                        debug!(
+                            "{id} ({}): hinted {p} is outside the allocation order and free",
+                            iv.vreg
+                        );
+                    }
+                    self.stats.outside_hints += 1;
+                }
                 return Some(p);
             }
         }
@@ -168,24 +225,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// fixed operand names inside the interval (those are not reserved in the matrix).
     pub(crate) fn try_assign_named_outside_order(&mut self, id: IntervalId) -> Option<PReg> {
         let iv = &self.ctx.intervals[id];
-        let class = iv.vreg.class();
-        let order = &self.out.order[class as usize];
-        let first = point_inst(iv.segments.first()?.start).index();
-        let last = point_inst(iv.segments.last()?.end - 1).index();
-        let usable = |p: PReg| {
-            p.class() == class
-                && p.hw_enc() < iv.limit
-                && !order.contains(&p)
-                && !self.env.scratch_by_class.contains(&Some(p))
-                && !self.env.fixed_stack_slots.contains(&p)
-                && !(first..=last).any(|i| {
-                    self.func
-                        .inst_operands(Inst::new(i))
-                        .iter()
-                        .any(|o| o.as_fixed_nonallocatable() == Some(p))
-                })
-                && self.is_available(p, iv)
-        };
+        iv.segments.first()?;
+        let usable = |p: PReg| self.may_hold_outside(p, iv, false) && self.is_available(p, iv);
         // Breadth first over the copy graph: `values[..next]` have been scanned.
         let mut values = vec![iv.vreg];
         let mut next = 0;

@@ -275,16 +275,25 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     /// LLVM's normalized spill weight: Σ (uses + defs + copies) × frequency divided by
     /// the size in instructions plus a constant, so short dense intervals weigh most.
     /// Only the copies inside the interval's segments count: a piece of a split value
-    /// that holds none of its copies saves none of them by keeping a register.
+    /// that holds none of its copies saves none of them by keeping a register. With
+    /// `Options::any_uses_weightless`, operands that accept the stack do not count.
     pub(crate) fn spill_weight(&self, id: IntervalId) -> f32 {
         let iv = &self.ctx.intervals[id];
         if iv.kind != IntervalKind::Main {
             return f32::INFINITY;
         }
         let cfg = &self.an.cfg;
+        let free_any = self.options.any_uses_weightless;
         let mut sum: f32 = iv
             .uses
             .iter()
+            .filter(|u| {
+                !(free_any
+                    && matches!(
+                        u.operand.constraint(),
+                        OperandConstraint::Any | OperandConstraint::Stack
+                    ))
+            })
             .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
             .sum();
         sum += self.ctx.partners.copy_freq_in(iv.vreg, &iv.segments);

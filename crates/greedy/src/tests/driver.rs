@@ -2,7 +2,7 @@
 //! spilling, constraints, errors. Every output goes through regalloc2's checker.
 
 use super::{alloc_checked, alloc_err, waves_of_values};
-use ragreedy_testkit::builder::{FuncBuilder, env, env_by_class};
+use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, env_by_class};
 use regalloc2::{Operand, PReg, RegAllocError, RegClass};
 
 #[test]
@@ -271,6 +271,11 @@ fn def_under_a_full_clobber_takes_its_fixed_register_outside_the_order() {
     let outside = PReg::new(5, RegClass::Int);
     let (out, stats) = alloc_checked(&build(outside), &env(2, 0));
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    // Found as a hint first (`Options::outside_hints`); the fallback finds it without.
+    assert_eq!(stats.outside_hints, 1, "{stats:?}");
+    let (out, stats) =
+        super::try_alloc_with(&build(outside), &env(2, 0), &no_outside_hints()).unwrap();
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
     // Its fixed register is allocatable and clobbered too: nothing can hold the def.
     assert!(matches!(
@@ -293,9 +298,18 @@ fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
     b.jump(b0, b1, &[v]);
     b.ret(b1, &[Operand::reg_fixed_use(w, outside)]);
     let f = b.build().func;
-    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    let (out, stats) = super::try_alloc_with(&f, &env(2, 0), &no_outside_hints()).unwrap();
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
+    let (out, _) = alloc_checked(&f, &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+}
+
+fn no_outside_hints() -> crate::Options {
+    crate::Options {
+        outside_hints: false,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -314,4 +328,146 @@ fn output_reused_across_functions_matches_a_fresh_one() {
         assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
     }
     assert!(!reused.edits.is_empty(), "the larger function spills");
+}
+
+/// Two values `a` and `b` fill both allocatable registers while `v` is live; `v` is
+/// handed over in `p5`, a register outside the allocatable set, at its last use.
+/// Returns the function and that register.
+fn value_handed_over_outside_the_order(nonallocatable_between: bool) -> (TestFunc, PReg) {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x, y) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    let outside = PReg::new(5, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(y)]);
+    if nonallocatable_between {
+        b.inst(b0, &[Operand::fixed_nonallocatable(outside)]);
+    }
+    b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, outside)]);
+    b.ret(b0, &[]);
+    (b.build().func, outside)
+}
+
+/// `Options::outside_hints`: `v` lives in the register outside the order its fixed use
+/// names, so `x` and `y` keep the two allocatable ones and nothing is spilled or moved.
+#[test]
+fn value_lives_in_the_register_outside_the_order_its_fixed_use_names() {
+    let (f, outside) = value_handed_over_outside_the_order(false);
+    let (out, stats) = alloc_checked(&f, &env(2, 0));
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
+    assert_eq!(stats.outside_hints, 1, "{stats:?}");
+    let (out, stats) = super::try_alloc_with(&f, &env(2, 0), &no_outside_hints()).unwrap();
+    assert!(!out.edits.is_empty());
+    assert_eq!(stats.outside_hints, 0, "{stats:?}");
+}
+
+/// A fixed non-allocatable operand naming that register inside `v`'s life (not reserved
+/// in the interference matrix) keeps `v` out of it.
+#[test]
+fn no_value_outside_the_order_across_a_nonallocatable_operand_naming_its_register() {
+    let (f, outside) = value_handed_over_outside_the_order(true);
+    let (out, _) = alloc_checked(&f, &env(2, 0));
+    // The def may take `p5` only in a piece that ends before instruction 3 (the
+    // checker does not see the non-allocatable operand): `v` leaves `p5` by then.
+    let leaves = out.edits.iter().any(|(point, edit)| {
+        let regalloc2::Edit::Move { from, .. } = edit;
+        point.inst().index() <= 3 && *from == regalloc2::Allocation::reg(outside)
+    });
+    assert!(
+        out.allocs[0] != regalloc2::Allocation::reg(outside) || leaves,
+        "{}",
+        ragreedy_testkit::builder::listing_with_output(&f, &out)
+    );
+}
+
+/// A value defined into any location and handed over in fixed stack slot `p2` (the
+/// environment's one, right after the two registers); `reg_def` makes the def need a
+/// register instead.
+fn value_handed_over_in_a_fixed_stack_slot(reg_def: bool) -> (TestFunc, PReg) {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let slot = PReg::new(2, RegClass::Int);
+    let def = if reg_def {
+        Operand::reg_def(v)
+    } else {
+        Operand::any_def(v)
+    };
+    b.inst(b0, &[def]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_use(x), Operand::any_use(v)]);
+    b.inst(b0, &[Operand::reg_fixed_use(v, slot)]);
+    b.ret(b0, &[]);
+    (b.build().func, slot)
+}
+
+/// `Options::outside_stack_hints`: a value none of whose operands needs a register lives
+/// in the fixed stack slot its fixed use names, so that use needs no store.
+#[test]
+fn value_needing_no_register_lives_in_its_fixed_stack_slot() {
+    let (f, slot) = value_handed_over_in_a_fixed_stack_slot(false);
+    let e = env_by_class([(2, 0); 3], 1);
+    let (out, stats) = alloc_checked(&f, &e);
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
+    assert_eq!(stats.outside_stack_hints, 1, "{stats:?}");
+    let off = crate::Options {
+        outside_stack_hints: false,
+        ..Default::default()
+    };
+    let (out, stats) = super::try_alloc_with(&f, &e, &off).unwrap();
+    assert_ne!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert!(!out.edits.is_empty());
+    assert_eq!(stats.outside_stack_hints, 0, "{stats:?}");
+}
+
+/// A value whose def needs a register never lives in a fixed stack slot.
+#[test]
+fn value_needing_a_register_stays_out_of_its_fixed_stack_slot() {
+    let (f, slot) = value_handed_over_in_a_fixed_stack_slot(true);
+    let (out, stats) = alloc_checked(&f, &env_by_class([(2, 0); 3], 1));
+    assert_ne!(out.allocs[0], regalloc2::Allocation::reg(slot));
+    assert_eq!(stats.outside_stack_hints, 0, "{stats:?}");
+}
+
+/// `Options::any_uses_weightless`: `v`, defined and used only by operands that accept
+/// the stack, is used more often than `x` and `y`, which need registers, while all three
+/// are live at two registers. Weighed by its uses `v` would keep a register and push `x`
+/// or `y` to the stack (a store and reloads); weighed by nothing it goes to the stack,
+/// where its operands cost nothing.
+#[test]
+fn value_with_only_stack_operands_gives_way() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (v, x, y) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.inst(b0, &[Operand::any_def(v)]);
+    b.inst(b0, &[Operand::reg_def(x)]);
+    b.inst(b0, &[Operand::reg_def(y)]);
+    for _ in 0..6 {
+        b.inst(b0, &[Operand::any_use(v)]);
+    }
+    b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    b.inst(b0, &[Operand::any_use(v)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (out, _) = alloc_checked(&f, &e);
+    assert_eq!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted, 0);
+    let off = crate::Options {
+        any_uses_weightless: false,
+        ..Default::default()
+    };
+    let (out, _) = super::try_alloc_with(&f, &e, &off).unwrap();
+    assert!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted > 0);
 }
