@@ -53,7 +53,8 @@ pub struct StressArgs {
     #[arg(long)]
     pub stats: bool,
     /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
-    /// copy-spilling, slot-sharing, partner-slots, redundant-moves, cross-block, reload-from-copies,
+    /// evicting-local-split, copy-spilling, slot-sharing, partner-slots, redundant-moves,
+    /// cross-block, reload-from-copies,
     /// deferred-spilling, splitting (the table in `mechanisms.rs`).
     #[arg(long, value_delimiter = ',')]
     pub disable: Vec<String>,
