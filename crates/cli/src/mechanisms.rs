@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 14] = [
+pub static MECHANISMS: &[Mechanism] = &[
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -50,6 +50,13 @@ pub static MECHANISMS: [Mechanism; 14] = [
         disable: |o| o.hint_recoloring = false,
         counter: "hint_recolorings",
         count: |s| s.hint_recolorings,
+    },
+    Mechanism {
+        name: "evicting-local-split",
+        option: "evicting_local_split",
+        disable: |o| o.evicting_local_split = false,
+        counter: "evicting_local_splits",
+        count: |s| s.evicting_local_splits,
     },
     Mechanism {
         name: "copy-spilling",

@@ -103,6 +103,12 @@ pub struct Options {
     /// default: measured better than spilling whole values at 8 registers per class and
     /// in Cranelift-shaped code, slightly worse at 3-4.
     pub splitting: bool,
+    /// Local splitting also weighs windows whose register is taken by lighter intervals
+    /// (LLVM's gap weights): such a window is queued to evict them, where only free windows
+    /// were split off before. It also tries registers past the first few in allocation
+    /// order that no call clobbers over the interval, so that a value used all along a
+    /// long block of calls can keep a callee-saved register.
+    pub evicting_local_split: bool,
     /// Last-chance recoloring for an interval that would otherwise fail: reassign the
     /// intervals in its way, recursively, with every tentative move rolled back on failure.
     pub last_chance_recoloring: bool,
@@ -171,6 +177,7 @@ impl Default for Options {
             algorithm: Algorithm::Greedy,
             deferred_spilling: true,
             splitting: true,
+            evicting_local_split: true,
             last_chance_recoloring: true,
             spill_recoloring: false,
             recoloring_max_depth: 5,
@@ -206,6 +213,9 @@ pub struct Stats {
     pub evictions: usize,
     /// Local splits: an interval inside one block keeps a register over a window of its uses.
     pub local_splits: usize,
+    /// Of `local_splits`: windows queued to evict lighter occupants of their register
+    /// (`Options::evicting_local_split`).
+    pub evicting_local_splits: usize,
     /// Region splits: an interval across blocks keeps a register in some of its blocks, on
     /// the stack in the others.
     pub region_splits: usize,
@@ -428,6 +438,7 @@ impl std::ops::AddAssign for Stats {
             assignments,
             evictions,
             local_splits,
+            evicting_local_splits,
             region_splits,
             compact_region_splits,
             block_splits,
@@ -462,6 +473,7 @@ impl std::ops::AddAssign for Stats {
         self.assignments += assignments;
         self.evictions += evictions;
         self.local_splits += local_splits;
+        self.evicting_local_splits += evicting_local_splits;
         self.region_splits += region_splits;
         self.compact_region_splits += compact_region_splits;
         self.block_splits += block_splits;

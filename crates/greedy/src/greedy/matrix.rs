@@ -440,6 +440,28 @@ impl InterferenceMatrix {
         }
     }
 
+    /// Calls `f(start, end, id)` for each segment assigned to `preg` that overlaps `seg`,
+    /// in increasing order (they are disjoint). The walk costs one search and a step per
+    /// segment found.
+    pub fn occupants(&self, preg: PReg, seg: Segment, mut f: impl FnMut(u32, u32, IntervalId)) {
+        let u = &self.unions[preg.index()];
+        if u.is_empty() {
+            return;
+        }
+        let mut pos = FRESH;
+        let Some(mut e) = u.seek(&mut pos, seg.start) else {
+            return;
+        };
+        while e.start < seg.end {
+            f(e.start, e.end, e.id);
+            let Some(next) = u.step(pos) else {
+                return;
+            };
+            pos = next;
+            e = u.at(pos);
+        }
+    }
+
     /// The intervals assigned to `preg` that overlap `runs` (an interval's runs: sorted,
     /// disjoint), each pushed to `out` unless already there, in the order a forward walk
     /// meets them; stops once `out` holds more than `limit`. For callers to which the

@@ -317,3 +317,94 @@ fn block_split_keeps_a_loop_whole() {
     }
     assert!(stats.loop_split_pieces >= 1, "{stats:?}");
 }
+
+/// The shape of ed25519's largest block: one value `v` used three times between each pair of
+/// calls all along a block of `calls` calls that clobber the preferred registers, and
+/// each call's result (fixed in p0, so hinted and placed before `v`) live across the
+/// next two calls (their arguments), which keeps both callee-saved registers taken in
+/// turns. `v` cannot evict
+/// its way in over the whole block (far more than 16 occupants), so it is local-split.
+fn value_used_between_calls(calls: usize) -> TestFuncAndEnv {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let (p0, p1) = (PReg::new(0, RegClass::Int), PReg::new(1, RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(v)]);
+    let (mut prev, mut prev2) = (None, None);
+    for _ in 0..calls {
+        let r = b.vreg(RegClass::Int);
+        let args: Vec<Operand> = [(prev, p1), (prev2, p0)]
+            .into_iter()
+            .filter_map(|(q, p)| q.map(|q| Operand::reg_fixed_use(q, p)))
+            .collect();
+        b.inst_clobbers(b0, &args, &[p0, p1]);
+        b.inst(b0, &[Operand::reg_fixed_def(r, p0)]);
+        for _ in 0..3 {
+            b.inst(b0, &[Operand::reg_use(v)]);
+        }
+        (prev2, prev) = (prev, Some(r));
+    }
+    b.ret(
+        b0,
+        &[
+            Operand::reg_use(prev.unwrap()),
+            Operand::reg_use(prev2.unwrap()),
+        ],
+    );
+    (b.build().func, env(4, 0))
+}
+
+type TestFuncAndEnv = (ragreedy_testkit::builder::TestFunc, regalloc2::MachineEnv);
+
+/// With windows that evict (`Options::evicting_local_split`), `v` keeps a callee-saved
+/// register over long stretches of the block instead of a reload at every use (the
+/// local split used to give up past 64 use instructions and look only at free windows
+/// among the first six registers in allocation order).
+#[test]
+fn value_used_between_calls_keeps_a_callee_saved_register() {
+    let (f, e) = value_used_between_calls(60);
+    let run = |evicting| {
+        let options = crate::Options {
+            evicting_local_split: evicting,
+            ..Default::default()
+        };
+        let mut ctx = crate::Context::new();
+        let out = crate::run_with_context(&f, &e, &options, &mut ctx).expect("allocates");
+        check_output(&f, &e, &out).expect("checker accepts");
+        (
+            ragreedy_testkit::cost::cost(&f, &e, &out).weighted,
+            *ctx.stats(),
+        )
+    };
+    let (with, stats) = run(true);
+    let (without, _) = run(false);
+    assert!(with < without, "{with} vs {without} without: {stats:?}");
+}
+
+/// `long_range_with_a_crowded_middle_is_local_split` with 50 uses at each end: past the
+/// 64 use instructions the local split once stopped at, `v` still keeps a register at
+/// both ends rather than a reload at each of its 100 uses.
+#[test]
+fn local_split_takes_values_with_many_uses() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    for _ in 0..50 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    for _ in 0..4 {
+        let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+        b.inst(b0, &[Operand::reg_def(x)]);
+        b.inst(b0, &[Operand::reg_def(y)]);
+        b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
+    }
+    for _ in 0..50 {
+        b.inst(b0, &[Operand::reg_use(v)]);
+    }
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let (_, stats) = alloc_split(&f, &env(2, 0));
+    assert!(stats.local_splits >= 1, "{stats:?}");
+    assert!(stats.reloads < 10, "{stats:?}");
+}
