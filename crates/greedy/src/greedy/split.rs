@@ -28,7 +28,7 @@ const MAX_CANDIDATES: usize = 6;
 /// Registers named by the value's fixed operands added to the candidates.
 const MAX_FIXED_CANDIDATES: usize = 2;
 /// Block segments beyond which an interval is not region-split.
-const MAX_REGION_SEGMENTS: usize = 256;
+pub(crate) const MAX_REGION_SEGMENTS: usize = 256;
 /// Block segments beyond which a value with sparse uses (fewer than one block segment
 /// in `SPARSE_USE_RATIO` with a use) outside nested loops is not region-split.
 const SPARSE_REGION_SEGMENTS: usize = 64;
@@ -160,6 +160,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn try_region_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
         let split = self.region_split_with(&mut scratch, id, avoid_csr, None);
+        self.ctx.region_scratch = scratch;
+        split
+    }
+
+    /// A region split that avoids untouched callee-saved registers and must cost less
+    /// than `cap` (`try_csr_pre_split`).
+    pub(crate) fn try_region_split_under(&mut self, id: IntervalId, cap: f32) -> bool {
+        let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
+        let split = self.region_split_with(&mut scratch, id, true, Some(cap));
         self.ctx.region_scratch = scratch;
         split
     }
