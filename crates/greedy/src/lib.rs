@@ -126,6 +126,12 @@ pub struct Options {
     /// Charge the first use of an untouched callee-saved (`non_preferred`) register its
     /// save and restore, and split or spill instead when that is cheaper.
     pub csr_first_use_cost: bool,
+    /// LLVM's pre-split (`tryAssignCSRFirstTime`): an interval in its first round whose only
+    /// free register is an untouched callee-saved one is region-split around the
+    /// interference (calls, mostly) instead when that costs less than the save, restore
+    /// and the moves the callee-saved register would cost at its fixed operands.
+    /// Needs `csr_first_use_cost`.
+    pub csr_pre_split: bool,
     /// After the main loop, move copy-connected groups to one register when that lowers the
     /// frequency-weighted copy cost.
     pub hint_recoloring: bool,
@@ -183,6 +189,7 @@ impl Default for Options {
             recoloring_max_depth: 5,
             recoloring_max_interferers: 8,
             csr_first_use_cost: true,
+            csr_pre_split: true,
             hint_recoloring: true,
             copy_spilling: true,
             outside_hints: true,
@@ -251,6 +258,8 @@ pub struct Stats {
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
     pub csr_declined: usize,
+    /// Of `region_splits`: pre-splits made instead of a first use of a callee-saved register.
+    pub csr_pre_splits: usize,
     /// Copy-connected groups that hint recoloring moved to one register.
     pub hint_recolorings: usize,
     /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
@@ -453,6 +462,7 @@ impl std::ops::AddAssign for Stats {
             outside_stack_hints,
             csr_first_uses,
             csr_declined,
+            csr_pre_splits,
             hint_recolorings,
             hint_exchanges,
             copy_spills,
@@ -488,6 +498,7 @@ impl std::ops::AddAssign for Stats {
         self.outside_stack_hints += outside_stack_hints;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
+        self.csr_pre_splits += csr_pre_splits;
         self.hint_recolorings += hint_recolorings;
         self.hint_exchanges += hint_exchanges;
         self.copy_spills += copy_spills;

@@ -697,11 +697,14 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if cfg.block_of(point_inst(prev_end - 1)) != cfg.block_of(point_inst(start)) {
                     continue;
                 }
-                debug_assert!(start % 2 == 0, "piece boundary inside an instruction");
-                let class = self.an.live.class[v].unwrap_or(RegClass::Int);
+                // A region split may cut a piece inside an instruction (after an early use,
+                // before a call's clobber) only where the slot, written at the def, takes
+                // over: that transition is dropped, and no other may be inside one.
                 if self.ctx.stored_at_def[v] == Some(to) {
                     continue;
                 }
+                debug_assert!(start % 2 == 0, "piece boundary inside an instruction");
+                let class = self.an.live.class[v].unwrap_or(RegClass::Int);
                 self.push_move(
                     ProgPoint::before(point_inst(start)),
                     MovePrio::Regular,

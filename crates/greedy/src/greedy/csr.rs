@@ -4,10 +4,19 @@
 //! epilogue. An interval whose only free register is an untouched callee-saved one takes
 //! it only when spilling it would cost at least as much as that save and restore; once a
 //! callee-saved register is touched it is as good as any other.
+//!
+//! Before it takes one in its first round, an interval tries LLVM's pre-split: a region
+//! split over the registers that are not untouched callee-saved ones (typically keeping a
+//! caller-saved register up to a call and the stack across it), made when it costs less
+//! than the save and restore plus the moves the callee-saved register would need at the
+//! value's fixed-register operands (a callee-saved register is never an argument or
+//! result register, so those moves are certain).
 
 use super::Allocator;
-use super::interval::IntervalId;
-use regalloc2::{Function, PReg, PRegSet, RegClass, VReg};
+use super::interval::{IntervalId, IntervalKind, Stage};
+use crate::Phase;
+use log::debug;
+use regalloc2::{Function, OperandConstraint, PReg, PRegSet, RegClass, VReg};
 
 /// Save plus restore, in entry-block frequency units (docs/metrics.md charges 4).
 pub(crate) const CSR_COST: f32 = 4.0;
@@ -116,6 +125,44 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.ctx.callee_saved.pressure_exceeds_registers[c] = peak > all;
         }
         self.ctx.callee_saved.delta = delta;
+    }
+
+    /// LLVM's pre-split: `id`, in its first round, found only untouched callee-saved `p`
+    /// free. Region-splits it over the other registers if that costs less than `p` would
+    /// (its save and restore, and a move at each fixed operand naming another register);
+    /// true if it did.
+    pub(crate) fn try_csr_pre_split(&mut self, id: IntervalId, p: PReg) -> bool {
+        let cs = &self.ctx.callee_saved;
+        let iv = &self.ctx.intervals[id];
+        if !self.options.csr_pre_split
+            || !self.options.splitting
+            || !self.options.csr_first_use_cost
+            || !cs.is_untouched(p)
+            || cs.pressure_exceeds_registers[p.class() as usize]
+            || iv.kind != IntervalKind::Main
+            || iv.stage != Stage::Assign
+            || !iv.is_spillable()
+            || iv.segments.len() > super::split::MAX_REGION_SEGMENTS
+        {
+            return false;
+        }
+        let cfg = &self.an.cfg;
+        let mut cap = CSR_COST;
+        if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
+            for u in &iv.uses {
+                if let OperandConstraint::FixedReg(q) = u.operand.constraint()
+                    && q != p
+                {
+                    cap += self.an.freq.of(cfg.block_of(u.inst));
+                }
+            }
+        }
+        let split = self.timed(Phase::RegionSplit, |a| a.try_region_split_under(id, cap));
+        if split {
+            debug!("{id}: pre-split instead of a first use of callee-saved {p} (cost cap {cap})");
+            self.stats.csr_pre_splits += 1;
+        }
+        split
     }
 
     /// Should `id` rather split or spill than be the first to use callee-saved `p`?

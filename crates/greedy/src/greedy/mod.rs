@@ -352,6 +352,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let mut avoid_csr = false;
         if let Some(p) = self.try_assign(id) {
             if !self.declines_first_csr_use(id, p) {
+                if self.ctx.callee_saved.is_untouched(p) && self.try_csr_pre_split(id, p) {
+                    return Ok(());
+                }
                 if self.ctx.callee_saved.is_untouched(p) {
                     debug!("{id}: first use of callee-saved {p}, cheaper than spilling");
                     self.stats.csr_first_uses += 1;

@@ -19,15 +19,17 @@ use crate::Phase;
 use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
 use log::debug;
-use regalloc2::{Block, Function, OperandConstraint, PReg};
+use regalloc2::{Block, Function, OperandConstraint, PReg, PRegSet};
 
 /// Candidate registers examined per split attempt, in allocation order. Each region
 /// candidate costs a probe of every block segment and up to two descents; on the wasm
 /// corpus 6 instead of every register cut 7% of all instructions for +0.16% weighted
 /// cost (geomean; summed cost fell), 4 cut 10% for +0.37%.
 const MAX_CANDIDATES: usize = 6;
+/// Registers named by the value's fixed operands added to the candidates.
+const MAX_FIXED_CANDIDATES: usize = 2;
 /// Block segments beyond which an interval is not region-split.
-const MAX_REGION_SEGMENTS: usize = 256;
+pub(crate) const MAX_REGION_SEGMENTS: usize = 256;
 /// Block segments beyond which a value with sparse uses (fewer than one block segment
 /// in `SPARSE_USE_RATIO` with a use) outside nested loops is not region-split.
 const SPARSE_REGION_SEGMENTS: usize = 64;
@@ -198,7 +200,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// cheapest labelling over all candidates is used if it beats spilling everything.
     fn try_region_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
         let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
-        let split = self.region_split_with(&mut scratch, id, avoid_csr);
+        let split = self.region_split_with(&mut scratch, id, avoid_csr, None);
+        self.ctx.region_scratch = scratch;
+        split
+    }
+
+    /// A region split that avoids untouched callee-saved registers and must cost less
+    /// than `cap` (`try_csr_pre_split`).
+    pub(crate) fn try_region_split_under(&mut self, id: IntervalId, cap: f32) -> bool {
+        let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
+        let split = self.region_split_with(&mut scratch, id, true, Some(cap));
         self.ctx.region_scratch = scratch;
         split
     }
@@ -208,6 +219,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         scratch: &mut RegionScratch,
         id: IntervalId,
         avoid_csr: bool,
+        cap: Option<f32>,
     ) -> bool {
         let RegionScratch {
             blocks,
@@ -223,6 +235,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             seen,
             candidates,
             last_segment,
+            fixed_ops,
+            reg_base,
+            reg_cost,
+            spans,
+            modes,
+            best_modes,
+            partial_links,
+            partial_adj,
         } = scratch;
         let iv = &self.ctx.intervals[id];
         // Debug builds go on to check the shortcut against the exits it stands for.
@@ -237,10 +257,56 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
         stack_cost.clear();
         stack_cost.resize(n, 0.0);
+        fixed_ops.clear();
+        spans.clear();
+        spans.resize(n, NO_SPAN);
         for (k, uses) in Self::uses_by_segment(iv) {
-            // Operands that accept the stack read the spill slot at no cost.
-            let needy = uses.iter().filter(|u| self.needs_register(u)).count();
-            stack_cost[k] = MEMORY_COST * self.an.freq.of(blocks[k]) * needy as f32;
+            // Operands that accept the stack read the spill slot at no cost. A fixed
+            // operand is served by a copy to or from its register: a reload or store
+            // from the stack, at most a move from a register (charged per candidate).
+            let freq = self.an.freq.of(blocks[k]);
+            let mut costly = 0;
+            let span = &mut spans[k];
+            for u in uses {
+                let fixed = match u.operand.constraint() {
+                    OperandConstraint::FixedReg(q) => Some(q),
+                    _ => None,
+                };
+                if self.needs_register(u) || fixed.is_some() {
+                    costly += 1;
+                }
+                // Every operand, even one that reads the slot: a cut between an early use
+                // and a late one of the same instruction would leave the late one's
+                // register to the interference.
+                span.0 = span.0.min(2 * u.inst.index() as u32);
+                span.1 = span.1.max(u.last + 1);
+                if let Some(q) = fixed {
+                    fixed_ops.push((k as u32, q, freq));
+                }
+            }
+            stack_cost[k] = MEMORY_COST * freq * costly as f32;
+            if costly == 0 {
+                spans[k] = NO_SPAN;
+            }
+        }
+        // A fixed def precedes its value's segment (which starts after the copy out of
+        // the register): it belongs to the segment starting right after it, if this
+        // interval holds that one. A store from the stack side, a move from a register.
+        if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
+            for u in iv.uses.iter().filter(|u| u.is_def()) {
+                if let OperandConstraint::FixedReg(q) = u.operand.constraint()
+                    && let Ok(k) = iv
+                        .segments
+                        .binary_search_by_key(&(2 * u.inst.index() as u32 + 2), |s| s.start)
+                {
+                    let freq = self.an.freq.of(blocks[k]);
+                    stack_cost[k] += MEMORY_COST * freq;
+                    fixed_ops.push((k as u32, q, freq));
+                    // Its copy out of the register starts the segment: no stack before.
+                    spans[k].0 = 0;
+                    spans[k].1 = spans[k].1.max(iv.segments[k].start);
+                }
+            }
         }
         debug_assert!({
             let mut at = 0;
@@ -346,14 +412,27 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             descent.charged.push(k as u32);
         }
         adj.fill(n, links);
+        // A register segment serves each fixed operand by a move unless the register is
+        // the fixed one: the compact region, whose register is not chosen yet, pays every
+        // move, a candidate the moves from itself.
+        reg_base.clone_from(boundary);
+        let mut fixed_regs = PRegSet::empty();
+        for &(k, q, freq) in fixed_ops.iter() {
+            reg_base[k as usize] += freq;
+            fixed_regs.add(q);
+            descent.charged.push(k);
+        }
 
-        let threshold = spill_all * HYSTERESIS;
+        // A pre-split (`cap`) must beat the callee-saved register it stands in for, not
+        // spilling, and has no compact region (LLVM's pre-split has none either).
+        let threshold = cap.unwrap_or(spill_all * HYSTERESIS);
         // LLVM's compact region is the first candidate (no register: `None`): the value
         // keeps a register of its own, not chosen yet, in its use blocks. A register
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
-        if let Some(cost) = compact_region(best_label, stack_cost, boundary, adj, descent)
+        if cap.is_none()
+            && let Some(cost) = compact_region(best_label, stack_cost, reg_base, adj, descent)
             && cost < threshold
         {
             best = Some((cost, None));
@@ -361,6 +440,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         candidates.clear();
         candidates.extend(self.split_candidates(iv, avoid_csr));
+        // The registers the value's fixed operands name are candidates too: there its
+        // fixed operands need no move (most often the one free up to a call's clobber).
+        for &(_, q, _) in fixed_ops.iter() {
+            if !candidates.contains(&q)
+                && self.may_hold(q, iv)
+                && !(avoid_csr && self.ctx.callee_saved.is_untouched(q))
+                && candidates.len() < MAX_CANDIDATES + MAX_FIXED_CANDIDATES
+            {
+                candidates.push(q);
+            }
+        }
+        // A segment may keep the register over part of itself only where the slot is
+        // written at the def: the piece after an odd cut (inside an instruction) must be
+        // the slot, and only then is the move into it dropped (`Bridge`).
+        let bridge_ok = self.slot_written_at_def(iv.vreg);
+        let base_charged = descent.charged.len();
         // The `free` vectors weighed so far, as bit words, one run of words each.
         seen.clear();
         'candidates: for &p in candidates.iter() {
@@ -369,45 +464,121 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut probe = self.ctx.matrix.probe(p);
             free.clear();
             free.resize(n, false);
-            // Segments with interference stay on the stack whatever the labelling: their
-            // cost bounds the candidate's from below, and a candidate that cannot beat the
-            // best so far (or spilling) is not worth a descent, nor the rest of its probes
-            // (the bound only grows).
+            modes.clear();
+            modes.resize(n, Mode::Whole);
+            // Segments with interference stay on the stack whatever the labelling (unless
+            // they keep the register over their uses on one side of it): their cost bounds
+            // the candidate's from below, and a candidate that cannot beat the best so far
+            // (or spilling) is not worth a descent, nor the rest of its probes (the bound
+            // only grows).
             let mut forced = 0.0f32;
+            let mut partial = false;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            for ((&s, is_free), &cost) in iv.segments.iter().zip(free.iter_mut()).zip(&*stack_cost)
-            {
-                *is_free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+            for (k, &s) in iv.segments.iter().enumerate() {
+                free[k] = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                     && probe.is_free(s);
-                if !*is_free {
-                    forced += cost;
-                    if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
-                        continue 'candidates;
+                if free[k] {
+                    continue;
+                }
+                if spans[k] != NO_SPAN {
+                    let free_over = |part: Segment| {
+                        self.ctx.matrix.is_free(p, &[part])
+                            && !(fixed && fixed_conflict_from(reservations, &mut 0, part, iv.vreg))
+                    };
+                    let (first, end) = spans[k];
+                    // All interference after the last costly use, or all before the first.
+                    let head = Segment {
+                        start: s.start,
+                        end,
+                    };
+                    let tail = Segment {
+                        start: first,
+                        end: s.end,
+                    };
+                    if s.start < end
+                        && end < s.end
+                        && (end % 2 == 0 || bridge_ok)
+                        && free_over(head)
+                    {
+                        modes[k] = Mode::Head(end);
+                    } else if first > s.start && first < s.end && free_over(tail) {
+                        modes[k] = Mode::Tail(first);
                     }
+                    if modes[k] != Mode::Whole {
+                        free[k] = true;
+                        partial = true;
+                        continue;
+                    }
+                }
+                forced += stack_cost[k];
+                if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
+                    continue 'candidates;
                 }
             }
             if !free.iter().any(|&x| x) {
                 continue;
             }
-            // The labelling and its cost depend on `free` alone: a candidate free in the
-            // same blocks as one already weighed cannot beat it (a tie keeps the first),
-            // and many are (registers free all along the value, or blocked by the same
-            // calls).
+            // The labelling and its cost depend on `free` alone for a register no fixed
+            // operand names and no segment keeps in part: one free in the same blocks as
+            // a candidate already weighed cannot beat it (a tie keeps the first; a fixed
+            // register's moves cost no more), and many are (registers free all along the
+            // value, or blocked by the same calls). The others are always weighed, and
+            // partial ones never stand for later candidates.
             let mark = seen.len();
             seen.extend(free.chunks(64).map(bit_word));
             let words = seen.len() - mark;
-            if seen[..mark]
-                .chunks(words)
-                .any(|earlier| earlier == &seen[mark..])
+            if !fixed_regs.contains(p)
+                && !partial
+                && seen[..mark]
+                    .chunks(words)
+                    .any(|earlier| earlier == &seen[mark..])
             {
                 seen.truncate(mark);
                 continue;
             }
+            reg_cost.clone_from(boundary);
+            for &(k, q, freq) in fixed_ops.iter() {
+                if q != p {
+                    reg_cost[k as usize] += freq;
+                }
+            }
+            descent.charged.truncate(base_charged);
+            let links_of = if partial {
+                // A segment that keeps the register up to its interference leaves it on
+                // the stack: each successor in a register pays the reload (a cost of its
+                // own now). One that takes it after the interference enters from the
+                // stack (a reload of its own, no store at a def it does not hold, and
+                // no edge into it costs anything).
+                for k in 0..n {
+                    if let Mode::Tail(_) = modes[k] {
+                        reg_cost[k] += MEMORY_COST * self.an.freq.of(blocks[k]) - boundary[k];
+                        descent.charged.push(k as u32);
+                    }
+                }
+                partial_links.clear();
+                for &(a, b, w) in links.iter() {
+                    match (modes[a], modes[b]) {
+                        (_, Mode::Tail(_)) => {}
+                        (Mode::Head(_), _) => {
+                            reg_cost[b] += w;
+                            descent.charged.push(b as u32);
+                        }
+                        _ => partial_links.push((a, b, w)),
+                    }
+                }
+                partial_adj.fill(n, partial_links);
+                &*partial_adj
+            } else {
+                &*adj
+            };
             // A bound the descents cannot beat settles about a third of the candidates
             // that get this far on the Wasm corpus's largest functions.
-            let bound = lower_bound(free, stack_cost, boundary, adj, descent);
+            let bound = lower_bound(free, stack_cost, reg_cost, links_of, descent);
             if bound >= threshold || best.is_some_and(|b| !beats(bound, b)) {
+                if partial {
+                    seen.truncate(mark);
+                }
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
@@ -416,7 +587,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             label_a.clone_from(free);
             let free_words = &seen[mark..];
             let cost_a = descend(
-                label_a, free, free_words, stack_cost, boundary, adj, descent,
+                label_a, free, free_words, stack_cost, reg_cost, links_of, descent,
             );
             label_b.clear();
             label_b.extend(
@@ -429,24 +600,31 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 cost_a
             } else {
                 descend(
-                    label_b, free, free_words, stack_cost, boundary, adj, descent,
+                    label_b, free, free_words, stack_cost, reg_cost, links_of, descent,
                 )
             };
+            if partial {
+                seen.truncate(mark);
+            }
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &*label_b)
             } else {
                 (cost_a, &*label_a)
             };
+            // No progress: every segment on the stack, or all of the value in the
+            // register (a segment kept in part is a split).
             let regs = label.iter().filter(|&&x| x).count();
-            if regs == 0 || regs == n {
+            if regs == 0 || (0..n).all(|k| label[k] && modes[k] == Mode::Whole) {
                 continue;
             }
             if best.is_none_or(|b| beats(cost, b)) {
                 best = Some((cost, Some(p)));
                 best_label.clear();
                 best_label.extend_from_slice(label);
+                best_modes.clone_from(modes);
             }
         }
+        descent.charged.truncate(base_charged);
         let Some((cost, p)) = best.filter(|&(c, _)| c < threshold) else {
             return false;
         };
@@ -456,17 +634,56 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return true;
         };
         let iv = &self.ctx.intervals[id];
-        let in_reg: Vec<Segment> = (0..n)
-            .filter(|&k| label[k])
-            .map(|k| iv.segments[k])
-            .collect();
         // Blocks left on the stack keep a local piece around their uses, as LLVM's
-        // region split leaves use blocks to the local splitter.
+        // region split leaves use blocks to the local splitter. A block kept in part is
+        // cut at its interference; a cut inside an instruction leaves a bridge of one
+        // point, in the slot for good.
+        let mut in_reg = Vec::new();
         let mut in_mem = Vec::new();
+        let mut bridges = Vec::new();
         let mut local_pieces = Vec::new();
         let mut at = 0;
-        for k in (0..n).filter(|&k| !label[k]) {
+        let mut parts = 0;
+        for k in 0..n {
             let s = iv.segments[k];
+            if label[k] {
+                match best_modes[k] {
+                    Mode::Whole => in_reg.push(s),
+                    Mode::Head(cut) => {
+                        parts += 1;
+                        in_reg.push(Segment {
+                            start: s.start,
+                            end: cut,
+                        });
+                        let mut rest = cut;
+                        if cut % 2 == 1 {
+                            bridges.push(Segment {
+                                start: cut,
+                                end: cut + 1,
+                            });
+                            rest += 1;
+                        }
+                        if rest < s.end {
+                            in_mem.push(Segment {
+                                start: rest,
+                                end: s.end,
+                            });
+                        }
+                    }
+                    Mode::Tail(cut) => {
+                        parts += 1;
+                        in_mem.push(Segment {
+                            start: s.start,
+                            end: cut,
+                        });
+                        in_reg.push(Segment {
+                            start: cut,
+                            end: s.end,
+                        });
+                    }
+                }
+                continue;
+            }
             // No use that needs a register (no stack cost): nothing to carve, and
             // `uses_from` gives the other segments the same slices without this one.
             if stack_cost[k] == 0.0 {
@@ -481,9 +698,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         debug!(
-            "{id} ({}): region split around {p}: {} of {n} block segments in the register, cost {cost} vs spill {spill_all}",
+            "{id} ({}): region split around {p}: {} of {n} block segments in the register ({parts} in part, {} bridges), cost {cost} vs {} {threshold}",
             iv.vreg,
-            in_reg.len()
+            in_reg.len(),
+            bridges.len(),
+            if cap.is_some() {
+                "callee-saved"
+            } else {
+                "spill"
+            }
         );
         self.stats.region_splits += 1;
         observe!(self, self.split_event(id, SplitKind::Region));
@@ -498,6 +721,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 stage: Stage::Spill,
                 assign: None,
             },
+            // Spilled right away (stage `Done`): the piece after an odd cut is the slot.
+            Product {
+                segments: bridges,
+                stage: Stage::Done,
+                assign: None,
+            },
         ];
         products.extend(local_pieces.into_iter().map(|piece| Product {
             segments: vec![piece],
@@ -508,8 +737,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// Will the edit builder write `v`'s slot right after its def (`stores_at_def`)? Then
+    /// the slot holds the value wherever it is live, and a move into it is dropped.
+    fn slot_written_at_def(&self, v: regalloc2::VReg) -> bool {
+        match self.an.live.def_inst(v) {
+            Some(inst) => !self.func.is_branch(inst) && !self.func.is_ret(inst),
+            None => self.an.live.def_block[v.vreg()].is_valid(),
+        }
+    }
+
     /// True when the uses alone show that `region_split_with` stops before any labelling
-    /// (no operand needs a register, or the value is sparse with no use in a nested
+    /// (no operand needs a register or names a fixed one, or the value is sparse with no use in a nested
     /// loop). A value through hundreds of blocks has a few uses against one segment per
     /// block, and most attempts on it end at those two exits; the full test walks every
     /// segment. Every use that needs a register counts as a segment with a use, and one
@@ -519,7 +757,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let n = iv.segments.len();
         let mut needy = 0;
         let mut nested = false;
-        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+        // Fixed operands count too: the labelling charges them (a copy from the stack).
+        for u in iv.uses.iter().filter(|u| {
+            self.needs_register(u)
+                || matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))
+        }) {
             needy += 1;
             nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
         }
@@ -1286,6 +1528,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             observe!(self, self.product_event(piece, id));
             match product.assign {
                 Some(p) => self.assign(piece, p),
+                None if product.stage == Stage::Done => self.spill(piece),
                 None => self.enqueue(piece),
             }
         }
@@ -1572,6 +1815,39 @@ pub(crate) struct RegionScratch {
     /// Per block: the interval's last segment in it, or `NO_SEGMENT`; reset after each
     /// attempt (only the interval's blocks are touched).
     last_segment: Vec<u32>,
+    /// The interval's fixed-register operands: (segment, register, frequency).
+    fixed_ops: Vec<(u32, PReg, f32)>,
+    /// Per segment, the cost of keeping it in a register: `boundary` plus a move per
+    /// fixed operand, for any register (`reg_base`) and for the candidate at hand.
+    reg_base: Vec<f32>,
+    reg_cost: Vec<f32>,
+    /// Per segment with operands that cost on the stack: from the first instruction of
+    /// its operands (zero if a fixed def precedes it) to one past their last point;
+    /// `NO_SPAN` for the others.
+    spans: Vec<(Point, Point)>,
+    /// Per segment, how the candidate at hand may keep it (and the best one's).
+    modes: Vec<Mode>,
+    best_modes: Vec<Mode>,
+    /// The links and adjacency of a candidate that keeps some segment in part.
+    partial_links: Vec<(usize, usize, f32)>,
+    partial_adj: Adjacency,
+}
+
+/// `RegionScratch::spans` of a segment without operands that cost on the stack.
+const NO_SPAN: (Point, Point) = (Point::MAX, 0);
+
+/// How a register segment keeps the candidate register (LLVM's per-block entry and
+/// exit constraints, for the blocks where the register is not free throughout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Free over the whole segment.
+    Whole,
+    /// In the register from the segment's start to this point (past its last costly
+    /// operand), on the stack after: interference follows its operands.
+    Head(Point),
+    /// On the stack up to this point (its first costly operand's instruction), in the
+    /// register after: interference precedes its operands.
+    Tail(Point),
 }
 
 /// `RegionScratch::last_segment` of a block the interval does not cover.

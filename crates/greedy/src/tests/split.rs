@@ -407,4 +407,66 @@ fn local_split_takes_values_with_many_uses() {
     let (_, stats) = alloc_split(&f, &env(2, 0));
     assert!(stats.local_splits >= 1, "{stats:?}");
     assert!(stats.reloads < 10, "{stats:?}");
+
+/// The shape of shootout-fib2 function 53 (common in Wasm): `v` arrives in a fixed
+/// register, is used, passed to a call in that same register and is live across it (the
+/// call clobbers every caller-saved register), then used in the next block and passed to
+/// another call in a second fixed register (the first call returns its result in `p0`
+/// and clobbers the other caller-saved registers). Only the callee-saved `p4` is free all along:
+/// taking it costs its save and restore (4) plus moves (into it after the def, out of it
+/// into the call registers). The pre-split instead keeps the argument register
+/// up to the first call (the region split keeps the def block in part, cut inside the
+/// call between its use and its clobber) and the stack across it: a store at the def and
+/// a reload after the call, and `p4` is never opened.
+#[test]
+fn value_passed_to_a_call_and_live_across_it_is_pre_split() {
+    let int = |i| PReg::new(i, RegClass::Int);
+    let caller_saved: Vec<PReg> = (0..4).map(int).collect();
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2) = (b.block(), b.block(), b.block());
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_fixed_def(v, int(2))]);
+    let t = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(t), Operand::reg_use(v)]);
+    b.inst(b0, &[Operand::reg_use(t)]);
+    let r = b.vreg(RegClass::Int);
+    b.inst_clobbers(
+        b0,
+        &[
+            Operand::reg_fixed_use(v, int(2)),
+            Operand::reg_fixed_def(r, int(0)),
+        ],
+        &caller_saved[1..],
+    );
+    b.branch(b0, &[Operand::reg_use(r)], &[(b1, &[]), (b2, &[])]);
+    let s = b.vreg(RegClass::Int);
+    b.inst(b1, &[Operand::reg_def(s), Operand::reg_use(v)]);
+    b.inst(b1, &[Operand::reg_use(s)]);
+    b.inst_clobbers(b1, &[Operand::reg_fixed_use(v, int(1))], &caller_saved);
+    b.ret(b1, &[]);
+    b.ret(b2, &[]);
+    let f = b.build().func;
+    let e = env(4, 1);
+    let weighted = |options: &crate::Options| {
+        let mut ctx = crate::Context::new();
+        let out = crate::run_with_context(&f, &e, options, &mut ctx).expect("allocates");
+        check_output(&f, &e, &out).expect("checker accepts");
+        let cost = ragreedy_testkit::cost::cost(&f, &e, &out);
+        (cost.weighted, cost.non_preferred_regs, *ctx.stats())
+    };
+    // Without the pre-split `v` takes the callee-saved register: 4 and the moves.
+    let (without, csr, _) = weighted(&crate::Options {
+        csr_pre_split: false,
+        ..Default::default()
+    });
+    assert_eq!(csr, 1);
+    assert!(
+        without >= 6,
+        "cost {without} with the callee-saved register"
+    );
+    let (with, csr, stats) = weighted(&crate::Options::default());
+    assert!(stats.csr_pre_splits >= 1, "{stats:?}");
+    assert_eq!(csr, 0, "{stats:?}");
+    // A store, a reload and at most one move.
+    assert!(with <= 5 && with < without, "cost {with}, {stats:?}");
 }
