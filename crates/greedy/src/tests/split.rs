@@ -407,6 +407,7 @@ fn local_split_takes_values_with_many_uses() {
     let (_, stats) = alloc_split(&f, &env(2, 0));
     assert!(stats.local_splits >= 1, "{stats:?}");
     assert!(stats.reloads < 10, "{stats:?}");
+}
 
 /// The shape of shootout-fib2 function 53 (common in Wasm): `v` arrives in a fixed
 /// register, is used, passed to a call in that same register and is live across it (the
