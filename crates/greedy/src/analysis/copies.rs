@@ -139,6 +139,14 @@ impl Partners {
                     let arg_point = 2 * last.index() as u32 + 1;
                     let param_point = 2 * f.block_insns(succ).first().index() as u32;
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
+                        // A value passed back to itself (a loop-carried value the loop
+                        // does not change, as a parameter of its header) moves nothing
+                        // wherever it lives: counted, each back edge added its frequency
+                        // to the value's spill weight twice over, and the values a hot
+                        // loop only carries outweighed the ones it uses.
+                        if arg == param {
+                            continue;
+                        }
                         p.raw.push((arg.vreg() as u32, (param, freq)));
                         p.raw.push((param.vreg() as u32, (arg, freq)));
                         p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));

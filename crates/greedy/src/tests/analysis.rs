@@ -262,3 +262,37 @@ fn deep_loop_nest_builds() {
     assert_eq!(an.loops.depth[exits[n - 1].index()], n as u32 - 1);
     super::alloc_checked(&f, &ragreedy_testkit::builder::env(2, 0));
 }
+
+/// A loop header parameter passed back to itself on the back edge (the loop carries it
+/// unchanged) is no copy partner of itself, and the back edge adds nothing to its copy
+/// frequency; the entry edge's copy from its initial value stays.
+#[test]
+fn self_copies_on_back_edges_are_not_partners() {
+    let mut b = FuncBuilder::new();
+    let bl: Vec<Block> = (0..4).map(|_| b.block()).collect();
+    let (init, p, x) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.set_params(bl[1], &[p]);
+    b.inst(bl[0], &[Operand::reg_def(init)]);
+    b.jump(bl[0], bl[1], &[init]);
+    b.inst(bl[1], &[Operand::reg_def(x)]);
+    b.branch(bl[1], &[Operand::reg_use(x)], &[(bl[2], &[]), (bl[3], &[])]);
+    b.jump(bl[2], bl[1], &[p]);
+    b.ret(bl[3], &[Operand::reg_use(p)]);
+    let f = b.build().func;
+    let an = analyse(&f).expect("valid");
+    let mut partners = crate::analysis::copies::Partners::default();
+    partners.compute(&f, &an.freq);
+    let of_p: Vec<VReg> = partners.of(p).iter().map(|&(v, _)| v).collect();
+    assert_eq!(of_p, vec![init]);
+    let whole = [Segment {
+        start: 0,
+        end: 2 * regalloc2::Function::num_insts(&f) as u32,
+    }];
+    // Only the entry edge, out of the loop (frequency 1).
+    assert_eq!(partners.copy_freq_in(p, &whole), 1.0);
+    assert!(partners.copies.iter().all(|c| c.a != c.b));
+}
