@@ -29,7 +29,7 @@ impl Mechanism {
 }
 
 /// Every mechanism, in the order ablate prints them.
-pub static MECHANISMS: [Mechanism; 14] = [
+pub static MECHANISMS: [Mechanism; 15] = [
     Mechanism {
         name: "recoloring",
         option: "last_chance_recoloring",
@@ -71,6 +71,13 @@ pub static MECHANISMS: [Mechanism; 14] = [
         disable: |o| o.outside_stack_hints = false,
         counter: "outside_stack_hints",
         count: |s| s.outside_stack_hints,
+    },
+    Mechanism {
+        name: "outside-recoloring",
+        option: "outside_recoloring",
+        disable: |o| o.outside_recoloring = false,
+        counter: "hint_recolorings",
+        count: |s| s.hint_recolorings,
     },
     Mechanism {
         name: "weightless-any",

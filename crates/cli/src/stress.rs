@@ -53,9 +53,9 @@ pub struct StressArgs {
     #[arg(long)]
     pub stats: bool,
     /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
-    /// copy-spilling, outside-hints, outside-stack-hints, weightless-any, slot-sharing,
-    /// partner-slots, redundant-moves, cross-block, reload-from-copies, deferred-spilling,
-    /// splitting (the table in `mechanisms.rs`).
+    /// copy-spilling, outside-hints, outside-stack-hints, outside-recoloring,
+    /// weightless-any, slot-sharing, partner-slots, redundant-moves, cross-block,
+    /// reload-from-copies, deferred-spilling, splitting (the table in `mechanisms.rs`).
     #[arg(long, value_delimiter = ',')]
     pub disable: Vec<String>,
 }
