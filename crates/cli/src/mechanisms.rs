@@ -80,6 +80,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.outside_stack_hints,
     },
     Mechanism {
+        name: "outside-recoloring",
+        option: "outside_recoloring",
+        disable: |o| o.outside_recoloring = false,
+        counter: "hint_recolorings",
+        count: |s| s.hint_recolorings,
+    },
+    Mechanism {
         name: "weightless-any",
         option: "any_uses_weightless",
         disable: |o| o.any_uses_weightless = false,

@@ -52,10 +52,9 @@ pub struct StressArgs {
     /// Print our allocator's statistics summed over the run (split kinds, spills, ...).
     #[arg(long)]
     pub stats: bool,
-    /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
-    /// evicting-local-split, copy-spilling, outside-hints, outside-stack-hints, weightless-any,
-    /// slot-sharing, partner-slots, redundant-moves, cross-block, reload-from-copies,
-    /// deferred-spilling, splitting (the table in `mechanisms.rs`).
+    /// Turn off mechanisms by name (comma-separated): the names of the `MECHANISMS` table
+    /// in `mechanisms.rs` (recoloring, csr, hints, splitting, ...; `ragreedy ablate` lists
+    /// them all).
     #[arg(long, value_delimiter = ',')]
     pub disable: Vec<String>,
 }

@@ -154,6 +154,9 @@ pub struct Options {
     /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
     /// weight: spilled, the value serves them from its slot at no cost.
     pub any_uses_weightless: bool,
+    /// With `outside_hints`: hint recoloring may also move a group to a register outside
+    /// the order (a copy partner's, or one a fixed operand names) under the same rules.
+    pub outside_recoloring: bool,
     /// Spilled values whose lifetimes do not overlap share a slot.
     pub slot_sharing: bool,
     /// A spilled value prefers the slot of a spilled copy partner, so the copy disappears.
@@ -195,6 +198,7 @@ impl Default for Options {
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
+            outside_recoloring: true,
             slot_sharing: true,
             partner_slots: true,
             redundant_moves: true,

@@ -831,11 +831,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         Gain::Pays
     }
 
-    /// `may_hold`, by the sets of `g.in_order`.
+    /// `may_hold`, by the sets of `g.in_order`; with `Options::outside_hints`, also a
+    /// register outside the order that `may_hold_outside` allows (the target of a
+    /// recoloring is a copy partner's register or one a fixed operand names).
     fn may_take(&self, g: &CopyGraph, p: PReg, iv: &LiveInterval) -> bool {
         let held = p.hw_enc() < iv.limit && g.in_order[iv.vreg.class() as usize].contains(p);
         debug_assert_eq!(held, self.may_hold(p, iv));
-        held
+        held || (self.options.outside_recoloring
+            && self.options.outside_hints
+            && self.may_hold_outside(p, iv, true))
     }
 
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is

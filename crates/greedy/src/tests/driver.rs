@@ -471,3 +471,32 @@ fn value_with_only_stack_operands_gives_way() {
     let (out, _) = super::try_alloc_with(&f, &e, &off).unwrap();
     assert!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted > 0);
 }
+
+/// `Options::outside_recoloring`: `a` is defined in `p5`, outside the allocatable set,
+/// and reused by `d`, which lives longer and is placed first (in `p0`); `a` then
+/// follows its partner there. Hint recoloring moves the pair to `p5`, where the fixed
+/// def needs no copy.
+#[test]
+fn hint_recoloring_moves_a_pair_to_the_register_outside_the_order_of_a_fixed_def() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (a, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let outside = PReg::new(5, RegClass::Int);
+    b.inst(b0, &[Operand::reg_fixed_def(a, outside)]);
+    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
+    for _ in 0..4 {
+        b.inst(b0, &[]);
+    }
+    b.inst(b0, &[Operand::reg_use(d)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    let e = env(2, 0);
+    let (out, _) = alloc_checked(&f, &e);
+    assert!(out.edits.is_empty(), "{:?}", out.edits);
+    let off = crate::Options {
+        outside_recoloring: false,
+        ..Default::default()
+    };
+    let (out, _) = super::try_alloc_with(&f, &e, &off).unwrap();
+    assert!(!out.edits.is_empty());
+}
