@@ -1,24 +1,57 @@
-//! Prints one dumped function's allocation by greedy and by ion, with their costs:
-//! `cargo run -p regalloc-greedy --example show -- FILE.json`.
+//! Prints one function's allocation by greedy and by ion, with their costs: a dumped
+//! function (`FILE.json`) or a fuzz case of the quality example (`k4-s17`: 4 registers,
+//! seed 17). `--log` prints greedy's debug log (every decision) to stderr.
+//!
+//! ```sh
+//! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]
+//! ```
 
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
-use ragreedy_testkit::{corpus, cost};
+use ragreedy_testkit::{corpus, cost, fuzzgen};
+
+struct Stderr;
+
+impl log::Log for Stderr {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, r: &log::Record) {
+        eprintln!("{}", r.args());
+    }
+    fn flush(&self) {}
+}
 
 fn main() {
-    let path = std::env::args().nth(1).expect("a function dump");
-    let f = corpus::load_function(std::path::Path::new(&path)).expect("load");
-    let env = f.machine_env().clone();
-    let func = TestFunc::from_function(&f);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let name = args.first().expect("a function dump or a fuzz case");
+    if args.iter().any(|a| a == "--log") {
+        log::set_logger(&Stderr).unwrap();
+        log::set_max_level(log::LevelFilter::Debug);
+    }
+    let (func, env) = match name
+        .strip_prefix('k')
+        .and_then(|rest| rest.split_once("-s"))
+    {
+        Some((k, seed)) => {
+            let k: usize = k.parse().unwrap();
+            let f = fuzzgen::func_from_seed(seed.parse().unwrap(), &fuzzgen::small_env_options(k))
+                .expect("no function from this seed");
+            let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+            (TestFunc::from_function(&f), env)
+        }
+        None => {
+            let f = corpus::load_function(std::path::Path::new(name)).expect("load");
+            let env = f.machine_env().clone();
+            (TestFunc::from_function(&f), env)
+        }
+    };
     let ours = regalloc_greedy::run(&func, &env, &regalloc_greedy::Options::default()).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
+    let ours_cost = cost::cost(&func, &env, &ours);
+    let ion_cost = cost::cost(&func, &env, &ion);
     println!(
-        "== greedy {:?}\n{}",
-        cost::cost(&func, &env, &ours),
+        "== greedy {ours_cost:?}\n{}",
         listing_with_output(&func, &ours)
     );
-    println!(
-        "== ion {:?}\n{}",
-        cost::cost(&func, &env, &ion),
-        listing_with_output(&func, &ion)
-    );
+    println!("== ion {ion_cost:?}\n{}", listing_with_output(&func, &ion));
 }
