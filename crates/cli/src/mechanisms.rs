@@ -45,6 +45,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.csr_first_uses + s.csr_declined,
     },
     Mechanism {
+        name: "csr-pre-split",
+        option: "csr_pre_split",
+        disable: |o| o.csr_pre_split = false,
+        counter: "csr_pre_splits",
+        count: |s| s.csr_pre_splits,
+    },
+    Mechanism {
         name: "hints",
         option: "hint_recoloring",
         disable: |o| o.hint_recoloring = false,
