@@ -71,7 +71,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if hints.len() >= 2 {
             merge_hints(&mut hints);
             // One entry per register now, so the order is total.
-            hints.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
+            // Equal weights: a register outside the order first (`Options::outside_hints`),
+            // as no other value can take it, then the lower index.
+            let order = &self.out.order[iv.vreg.class() as usize];
+            let outside = |p: PReg| self.options.outside_hints && !order.contains(&p);
+            hints.sort_unstable_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then(outside(b.0).cmp(&outside(a.0)))
+                    .then(a.0.index().cmp(&b.0.index()))
+            });
         }
         self.ctx.scratch_hints = hints;
     }

@@ -301,7 +301,13 @@ fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
     let (out, stats) = super::try_alloc_with(&f, &env(2, 0), &no_outside_hints()).unwrap();
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
-    let (out, _) = alloc_checked(&f, &env(2, 0));
+    // Hint recoloring would move the pair there afterwards: off, so that the choice
+    // shows.
+    let options = crate::Options {
+        hint_recoloring: false,
+        ..Default::default()
+    };
+    let (out, _) = super::try_alloc_with(&f, &env(2, 0), &options).unwrap();
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
 }
 
@@ -499,4 +505,32 @@ fn hint_recoloring_moves_a_pair_to_the_register_outside_the_order_of_a_fixed_def
     };
     let (out, _) = super::try_alloc_with(&f, &e, &off).unwrap();
     assert!(!out.edits.is_empty());
+}
+
+/// Hints of equal weight: `a`'s fixed use names `p5`, outside the allocatable set, and
+/// its reuse partner `d` (longer, placed first) holds `p0`. `a` takes `p5`, which no
+/// other value can use, rather than the lower-numbered `p0`.
+#[test]
+fn equal_hints_prefer_the_register_outside_the_order() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let (a, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+    let outside = PReg::new(5, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_fixed_use(a, outside)]);
+    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
+    for _ in 0..4 {
+        b.inst(b0, &[]);
+    }
+    b.inst(b0, &[Operand::reg_use(d)]);
+    b.ret(b0, &[]);
+    let f = b.build().func;
+    // Hint recoloring would move the pair there afterwards: off, so that the choice
+    // shows.
+    let options = crate::Options {
+        hint_recoloring: false,
+        ..Default::default()
+    };
+    let (out, _) = super::try_alloc_with(&f, &env(2, 0), &options).unwrap();
+    assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
 }
