@@ -53,7 +53,7 @@ pub struct StressArgs {
     #[arg(long)]
     pub stats: bool,
     /// Turn off mechanisms by name (comma-separated): recoloring, csr, hints,
-    /// evicting-local-split, copy-spilling, outside-hints, outside-stack-hints, weightless-any,
+    /// group-hints, evicting-local-split, copy-spilling, outside-hints, outside-stack-hints, weightless-any,
     /// slot-sharing, partner-slots, redundant-moves, cross-block, reload-from-copies,
     /// deferred-spilling, splitting (the table in `mechanisms.rs`).
     #[arg(long, value_delimiter = ',')]

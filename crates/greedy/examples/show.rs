@@ -4,7 +4,24 @@
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{corpus, cost};
 
+/// Prints every record to stderr when `RUST_LOG` is set (debug builds trace decisions).
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        eprintln!("{}", record.args());
+    }
+    fn flush(&self) {}
+}
+
 fn main() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        log::set_logger(&StderrLog).expect("logger");
+        log::set_max_level(log::LevelFilter::Debug);
+    }
     let path = std::env::args().nth(1).expect("a function dump");
     let f = corpus::load_function(std::path::Path::new(&path)).expect("load");
     let env = f.machine_env().clone();
