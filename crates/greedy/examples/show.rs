@@ -1,5 +1,7 @@
 //! Prints one dumped function's allocation by greedy and by ion, with their costs:
-//! `cargo run -p regalloc-greedy --example show -- FILE.json`.
+//! `cargo run -p regalloc-greedy --example show -- FILE.json` (`--text` prints it in
+//! docs/text-format.md's format instead; `RUST_LOG=debug` in a debug build traces
+//! greedy's decisions).
 
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{corpus, cost};
@@ -26,6 +28,11 @@ fn main() {
     let f = corpus::load_function(std::path::Path::new(&path)).expect("load");
     let env = f.machine_env().clone();
     let func = TestFunc::from_function(&f);
+    if std::env::args().any(|a| a == "--text") {
+        // The function in docs/text-format.md's format, for `tests/cases/`.
+        print!("{}", ragreedy_testkit::text::print(&func, &env));
+        return;
+    }
     let ours = regalloc_greedy::run(&func, &env, &regalloc_greedy::Options::default()).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     println!(
