@@ -1,6 +1,7 @@
 //! Prints one function's allocation by greedy and by ion, with their costs: a dumped
 //! function (`FILE.json`) or a fuzz case of the quality example (`k4-s17`: 4 registers,
-//! seed 17). `--log` prints greedy's debug log (every decision) to stderr.
+//! seed 17). `--log` prints greedy's debug log (every decision) to stderr; `--text`
+//! prints the function in docs/text-format.md's format instead (for `tests/cases/`).
 //!
 //! ```sh
 //! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]
@@ -45,6 +46,10 @@ fn main() {
             (TestFunc::from_function(&f), env)
         }
     };
+    if args.iter().any(|a| a == "--text") {
+        print!("{}", ragreedy_testkit::text::print(&func, &env));
+        return;
+    }
     let ours = regalloc_greedy::run(&func, &env, &regalloc_greedy::Options::default()).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     let ours_cost = cost::cost(&func, &env, &ours);

@@ -135,6 +135,10 @@ pub struct Options {
     /// After the main loop, move copy-connected groups to one register when that lowers the
     /// frequency-weighted copy cost.
     pub hint_recoloring: bool,
+    /// Copy-connected values whose live ranges do not overlap form groups (as ion merges
+    /// them into bundles); a value whose copy partners have no register yet is hinted
+    /// the registers of its group's placed members, after its direct hints.
+    pub group_hints: bool,
     /// After hint recoloring, a value none of whose operands needs a register moves from
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
@@ -194,6 +198,7 @@ impl Default for Options {
             csr_first_use_cost: true,
             csr_pre_split: true,
             hint_recoloring: true,
+            group_hints: true,
             copy_spilling: true,
             outside_hints: true,
             outside_stack_hints: true,
@@ -268,6 +273,8 @@ pub struct Stats {
     pub hint_recolorings: usize,
     /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
     pub hint_exchanges: usize,
+    /// Copies whose two values joined one coalescing group (`Options::group_hints`).
+    pub group_unions: usize,
     /// Values with no operand needing a register moved to the stack after the main loop,
     /// beside their spilled copy partners (`Options::copy_spilling`).
     pub copy_spills: usize,
@@ -469,6 +476,7 @@ impl std::ops::AddAssign for Stats {
             csr_pre_splits,
             hint_recolorings,
             hint_exchanges,
+            group_unions,
             copy_spills,
             moves_inserted,
             spill_stores,
@@ -505,6 +513,7 @@ impl std::ops::AddAssign for Stats {
         self.csr_pre_splits += csr_pre_splits;
         self.hint_recolorings += hint_recolorings;
         self.hint_exchanges += hint_exchanges;
+        self.group_unions += group_unions;
         self.copy_spills += copy_spills;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;

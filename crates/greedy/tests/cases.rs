@@ -38,6 +38,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("last_chance_recolorings", |s| s.last_chance_recolorings),
     ("reloads_from_copies", |s| s.reloads_from_copies),
     ("copy_spills", |s| s.copy_spills),
+    ("group_unions", |s| s.group_unions),
 ];
 
 fn cases_dir() -> PathBuf {

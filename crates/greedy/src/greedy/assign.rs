@@ -12,6 +12,8 @@ use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet};
 pub(crate) const MAX_PIECE_HINTS: usize = 16;
 /// Copy partners of one value consulted for hints, strongest first.
 const MAX_PARTNER_HINTS: usize = 16;
+/// Weight of a group member's register as a hint, relative to the interval's frequency.
+const GROUP_HINT_SCALE: f32 = 1e-3;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Fills `scratch_hints` with (register, frequency) preferences, strongest first.
@@ -55,6 +57,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &(w, freq) in self.ctx.partners.of(iv.vreg).iter().take(MAX_PARTNER_HINTS) {
             if let Some(p) = self.assigned_reg_of(w) {
                 hints.push((p, freq));
+            }
+        }
+        // Members of the value's coalescing group, placed: far weaker than any direct
+        // hint (each only breaks ties among registers no partner names), they decide
+        // where the first value of a chain of joins goes.
+        if self.options.group_hints
+            && let Some(first) = iv.segments.first()
+        {
+            let weak = GROUP_HINT_SCALE
+                * *own
+                    .get_or_insert_with(|| self.an.freq.of(cfg.block_of(point_inst(first.start))));
+            for w in self.ctx.groups.others(iv.vreg) {
+                if let Some(p) = self.ctx.vreg_hint_reg[w as usize] {
+                    hints.push((p, weak));
+                }
             }
         }
         if matches!(iv.kind, IntervalKind::Reload { .. }) {

@@ -9,6 +9,7 @@ mod copy_spill;
 mod csr;
 mod events;
 mod evict;
+mod groups;
 mod hint_recolor;
 pub(crate) mod interval;
 pub(crate) mod matrix;
@@ -54,6 +55,8 @@ pub(crate) struct GreedyCtx {
     pub queue: IntervalQueue,
     pub next_cascade: Cascade,
     pub partners: Partners,
+    /// Copy-connected values with disjoint live ranges (`Options::group_hints`).
+    pub(crate) groups: groups::CoalesceGroups,
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
@@ -92,6 +95,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             &self.an.freq,
             &self.an.live.copy_or_fixed_insts,
         );
+        if self.options.group_hints {
+            self.stats.group_unions += self.ctx.groups.compute(
+                self.func.num_vregs(),
+                &self.ctx.partners,
+                &self.an.intervals,
+            );
+        }
         if self.options.csr_first_use_cost {
             self.touch_fixed_callee_saved();
             self.measure_pressure();

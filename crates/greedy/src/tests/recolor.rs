@@ -189,3 +189,64 @@ fn stress_function(
     let f = fuzzgen::func_from_seed(seed, &opts).expect("seed generates a function");
     (f, fuzzgen::stress_env(Some(regs)))
 }
+
+/// A chain of joins passing two values on in swapped order: `p, q` (params of `b1`) go to
+/// `m, n` (of `b2`), which go to the loop header `b3` as `(n, m)`. The loop's values are
+/// the hottest and are placed first, with no partner in a register yet; `p` and `q`
+/// come next, their partners (`a`, `c`, `m`, `n`) still unplaced, and without group hints
+/// take the first free registers, crossed against the loop's: `m` and `n` follow them,
+/// and the edge into the loop swaps two registers. Their coalescing groups (`p`, `m`,
+/// `s` and `q`, `n`, `r`) hint `p` and `q` to the loop's registers. Hint recoloring, which
+/// could exchange groups afterwards, is off on both sides.
+#[test]
+fn group_hints_place_a_chain_of_joins_like_its_placed_end() {
+    let mut b = FuncBuilder::new();
+    let int = RegClass::Int;
+    let (a, c, p, q, m, n) = (
+        b.vreg(int),
+        b.vreg(int),
+        b.vreg(int),
+        b.vreg(int),
+        b.vreg(int),
+        b.vreg(int),
+    );
+    let (r, s, r2, s2) = (b.vreg(int), b.vreg(int), b.vreg(int), b.vreg(int));
+    let b0 = b.block();
+    let b1 = b.block_with_params(&[p, q]);
+    let b2 = b.block_with_params(&[m, n]);
+    let b3 = b.block_with_params(&[r, s]);
+    let (b4, b5) = (b.block(), b.block());
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_def(c)]);
+    b.jump(b0, b1, &[a, c]);
+    for _ in 0..8 {
+        b.inst(b1, &[Operand::reg_use(p), Operand::reg_use(q)]);
+    }
+    b.jump(b1, b2, &[p, q]);
+    b.inst(b2, &[Operand::reg_use(m)]);
+    b.jump(b2, b3, &[n, m]);
+    b.inst(b3, &[Operand::reg_use(r), Operand::reg_use(s)]);
+    b.inst(b3, &[Operand::reg_def(r2), Operand::reg_use(r)]);
+    b.inst(b3, &[Operand::reg_def(s2), Operand::reg_use(s)]);
+    b.branch(b3, &[], &[(b4, &[]), (b5, &[])]);
+    b.jump(b4, b3, &[r2, s2]);
+    b.ret(b5, &[]);
+    let f = b.build().func;
+    let e = env(4, 0);
+    let off = crate::Options {
+        hint_recoloring: false,
+        group_hints: false,
+        ..Default::default()
+    };
+    let on = crate::Options {
+        hint_recoloring: false,
+        ..Default::default()
+    };
+    let (out_off, _) = alloc_with(&f, &e, &off).expect("allocates without group hints");
+    let (out_on, _) = alloc_with(&f, &e, &on).expect("allocates");
+    let (cost_off, cost_on) = (
+        cost::cost(&f, &e, &out_off).weighted,
+        cost::cost(&f, &e, &out_on).weighted,
+    );
+    assert!(cost_on < cost_off, "{cost_on} vs {cost_off}");
+}
