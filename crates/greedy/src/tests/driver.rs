@@ -302,9 +302,11 @@ fn def_under_a_full_clobber_takes_a_partners_fixed_register() {
     assert_eq!(out.allocs[0], regalloc2::Allocation::reg(outside));
     assert_eq!(stats.fixed_register_fallbacks, 1, "{stats:?}");
     // Hint recoloring would move the pair there afterwards: off, so that the choice
-    // shows.
+    // shows. Group hints off too: `d` is in `a`'s copy group, and its register as a group
+    // hint would break the tie this test is about.
     let options = crate::Options {
         hint_recoloring: false,
+        group_hints: false,
         ..Default::default()
     };
     let (out, _) = super::try_alloc_with(&f, &env(2, 0), &options).unwrap();
@@ -526,9 +528,11 @@ fn equal_hints_prefer_the_register_outside_the_order() {
     b.ret(b0, &[]);
     let f = b.build().func;
     // Hint recoloring would move the pair there afterwards: off, so that the choice
-    // shows.
+    // shows. Group hints off too: `d` is in `a`'s copy group, and its register as a group
+    // hint would break the tie this test is about.
     let options = crate::Options {
         hint_recoloring: false,
+        group_hints: false,
         ..Default::default()
     };
     let (out, _) = super::try_alloc_with(&f, &env(2, 0), &options).unwrap();
