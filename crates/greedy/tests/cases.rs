@@ -7,6 +7,9 @@
 //! - `error NAME`: our allocator returns the `RegAllocError` whose variant is `NAME`;
 //! - `STAT >= N`: allocated, checked, and `Stats::STAT` (one of [`STATS`]) at least N.
 //!
+//! A `; with: OPTION` line turns on an `Options` flag that is off by default (one of
+//! [`OPTIONS`]) for that case.
+//!
 //! The folder lives here, not in the testkit, because running a case needs this crate,
 //! which the testkit must not depend on. `regenerate_seed_cases` (ignored) rewrites the
 //! `seed-*` cases from the stress generator by shrinking.
@@ -40,6 +43,24 @@ const STATS: &[(&str, StatReader)] = &[
     ("copy_spills", |s| s.copy_spills),
     ("group_unions", |s| s.group_unions),
 ];
+
+/// The off-by-default options a case may turn on with `; with: OPTION`.
+const OPTIONS: &[(&str, fn(&mut Options))] = &[("group_hints", |o| o.group_hints = true)];
+
+/// The default options with the case's `; with:` lines applied.
+fn case_options(text: &str) -> Result<Options, String> {
+    let mut options = Options::default();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("; with:") {
+            let name = name.trim();
+            let Some((_, set)) = OPTIONS.iter().find(|(n, _)| *n == name) else {
+                return Err(format!("unknown option `{name}`"));
+            };
+            set(&mut options);
+        }
+    }
+    Ok(options)
+}
 
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases")
@@ -102,8 +123,9 @@ fn run_case(path: &Path) -> Result<(), String> {
     if exps.is_empty() {
         return Err("no `; expect:` line".into());
     }
+    let options = case_options(&text)?;
     let mut ctx = Context::new();
-    let result = regalloc_greedy::run_with_context(&f, &env, &Options::default(), &mut ctx);
+    let result = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx);
     if let Ok(out) = &result {
         check_output(&f, &env, out).map_err(|e| format!("checker: {e}"))?;
     }

@@ -240,6 +240,7 @@ fn group_hints_place_a_chain_of_joins_like_its_placed_end() {
     };
     let on = crate::Options {
         hint_recoloring: false,
+        group_hints: true,
         ..Default::default()
     };
     let (out_off, _) = alloc_with(&f, &e, &off).expect("allocates without group hints");
