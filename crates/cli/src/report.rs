@@ -457,7 +457,8 @@ fn wasm_section(
          embedders run it; each pool thread reuses its allocator context). Run: a fresh \
          instance per iteration, the `bench.start`..`bench.end` window, median (min..max). \
          Output compared byte for byte with the module's `*.stdout.expected` / \
-         `*.stderr.expected`.\n",
+         `*.stderr.expected`. Why a lower weighted cost has not meant a matching drop in \
+         run time: [docs/wasm.md](wasm.md#weighted-cost-and-run-time).\n",
         args.wasm_iterations
     );
     if plotted {
