@@ -44,8 +44,10 @@ const STATS: &[(&str, StatReader)] = &[
     ("group_unions", |s| s.group_unions),
 ];
 
+type OptionSetter = fn(&mut Options);
+
 /// The off-by-default options a case may turn on with `; with: OPTION`.
-const OPTIONS: &[(&str, fn(&mut Options))] = &[("group_hints", |o| o.group_hints = true)];
+const OPTIONS: &[(&str, OptionSetter)] = &[("group_hints", |o| o.group_hints = true)];
 
 /// The default options with the case's `; with:` lines applied.
 fn case_options(text: &str) -> Result<Options, String> {
