@@ -36,15 +36,14 @@ fn value_live_across_a_busy_loop_is_region_split() {
     }
 }
 
-/// One block: `v` is used at both ends, the middle is crowded with short busy values.
-/// Its uses at each end keep a register (local splits), the middle is spilled.
-#[test]
-fn long_range_with_a_crowded_middle_is_local_split() {
+/// One block: `v` is defined, used `end_uses` times, then the middle is crowded with
+/// short busy values, then `v` is used `end_uses` times again.
+fn crowded_middle(end_uses: usize) -> ragreedy_testkit::builder::TestFunc {
     let mut b = FuncBuilder::new();
     let b0 = b.block();
     let v = b.vreg(RegClass::Int);
     b.inst(b0, &[Operand::reg_def(v)]);
-    for _ in 0..3 {
+    for _ in 0..end_uses {
         b.inst(b0, &[Operand::reg_use(v)]);
     }
     for _ in 0..4 {
@@ -53,12 +52,18 @@ fn long_range_with_a_crowded_middle_is_local_split() {
         b.inst(b0, &[Operand::reg_def(y)]);
         b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
     }
-    for _ in 0..3 {
+    for _ in 0..end_uses {
         b.inst(b0, &[Operand::reg_use(v)]);
     }
     b.ret(b0, &[]);
-    let f = b.build().func;
-    let (_, stats) = alloc_split(&f, &env(2, 0));
+    b.build().func
+}
+
+/// `crowded_middle` with 3 uses at each end: they keep a register (local splits), the
+/// middle is spilled.
+#[test]
+fn long_range_with_a_crowded_middle_is_local_split() {
+    let (_, stats) = alloc_split(&crowded_middle(3), &env(2, 0));
     assert!(stats.local_splits >= 1, "{stats:?}");
     // Six uses of `v`, fewer reloads.
     assert!(stats.reloads < 6, "{stats:?}");
@@ -381,30 +386,12 @@ fn value_used_between_calls_keeps_a_callee_saved_register() {
     assert!(with < without, "{with} vs {without} without: {stats:?}");
 }
 
-/// `long_range_with_a_crowded_middle_is_local_split` with 50 uses at each end: past the
-/// 64 use instructions the local split once stopped at, `v` still keeps a register at
-/// both ends rather than a reload at each of its 100 uses.
+/// `crowded_middle` with 50 uses at each end: past the 64 use instructions the local
+/// split once stopped at, `v` still keeps a register at both ends rather than a reload
+/// at each of its 100 uses.
 #[test]
 fn local_split_takes_values_with_many_uses() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    let v = b.vreg(RegClass::Int);
-    b.inst(b0, &[Operand::reg_def(v)]);
-    for _ in 0..50 {
-        b.inst(b0, &[Operand::reg_use(v)]);
-    }
-    for _ in 0..4 {
-        let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
-        b.inst(b0, &[Operand::reg_def(x)]);
-        b.inst(b0, &[Operand::reg_def(y)]);
-        b.inst(b0, &[Operand::reg_use(x), Operand::reg_use(y)]);
-    }
-    for _ in 0..50 {
-        b.inst(b0, &[Operand::reg_use(v)]);
-    }
-    b.ret(b0, &[]);
-    let f = b.build().func;
-    let (_, stats) = alloc_split(&f, &env(2, 0));
+    let (_, stats) = alloc_split(&crowded_middle(50), &env(2, 0));
     assert!(stats.local_splits >= 1, "{stats:?}");
     assert!(stats.reloads < 10, "{stats:?}");
 }
