@@ -1,0 +1,53 @@
+//! Allocates every function of a folder of dumps (`ragreedy wasm dump` output) with greedy
+//! alone, no checker, for a profiler: `valgrind --tool=callgrind --toggle-collect='*run_inner*'
+//! target/release/examples/profile DUMPS [FILTER]` counts the allocator's instructions only
+//! (loading the JSON is not collected). `REPS=n` allocates everything n times with one reused
+//! context, as a JIT would; (count at n) - (count at 1) over n - 1 is the warm per-pass cost.
+use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::corpus;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(root) = args.next().map(std::path::PathBuf::from) else {
+        eprintln!("usage: profile DUMPS [FILTER]  (REPS=n in the environment)");
+        std::process::exit(2);
+    };
+    let filter = args.next();
+    let reps: usize = std::env::var("REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("DUMPS is a folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut cases = Vec::new();
+    for d in dirs {
+        if filter
+            .as_deref()
+            .is_some_and(|f| !d.to_string_lossy().contains(f))
+        {
+            continue;
+        }
+        for (_, f) in corpus::load_dir(&d).expect("a folder of dumped functions") {
+            cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
+        }
+    }
+    let options = regalloc_greedy::Options::default();
+    let mut ctx = regalloc_greedy::Context::new();
+    let mut out = regalloc2::Output::default();
+    let t = std::time::Instant::now();
+    for _ in 0..reps {
+        for (f, env) in &cases {
+            if let Err(e) =
+                regalloc_greedy::run_with_context_into(f, env, &options, &mut ctx, &mut out)
+            {
+                eprintln!("allocation failed: {e:?}");
+                std::process::exit(1);
+            }
+        }
+    }
+    eprintln!("{} functions x {reps} in {:?}", cases.len(), t.elapsed());
+}
