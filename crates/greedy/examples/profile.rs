@@ -3,6 +3,8 @@
 //! target/release/examples/profile DUMPS [FILTER]` counts the allocator's instructions only
 //! (loading the JSON is not collected). `REPS=n` allocates everything n times with one reused
 //! context, as a JIT would; (count at n) - (count at 1) over n - 1 is the warm per-pass cost.
+//! `OFF=option,option` turns options off (see the match below); `STATS=1` prints the summed
+//! `Stats` (the bookkeeping is not free: leave it out when counting instructions).
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::corpus;
 
@@ -35,9 +37,28 @@ fn main() {
             cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
         }
     }
-    let options = regalloc_greedy::Options::default();
+    let mut options = regalloc_greedy::Options::default();
+    // `OFF=a,b`: options turned off, to weigh what a mechanism costs.
+    for name in std::env::var("OFF").unwrap_or_default().split(',') {
+        match name {
+            "" => {}
+            "evicting_local_split" => options.evicting_local_split = false,
+            "csr_pre_split" => options.csr_pre_split = false,
+            "hint_recoloring" => options.hint_recoloring = false,
+            "copy_spilling" => options.copy_spilling = false,
+            "last_chance_recoloring" => options.last_chance_recoloring = false,
+            "slot_sharing" => options.slot_sharing = false,
+            "redundant_moves" => options.redundant_moves = false,
+            "splitting" => options.splitting = false,
+            other => {
+                eprintln!("OFF: unknown option {other}");
+                std::process::exit(2);
+            }
+        }
+    }
     let mut ctx = regalloc_greedy::Context::new();
     let mut out = regalloc2::Output::default();
+    let mut stats = regalloc_greedy::Stats::default();
     let t = std::time::Instant::now();
     for _ in 0..reps {
         for (f, env) in &cases {
@@ -47,7 +68,11 @@ fn main() {
                 eprintln!("allocation failed: {e:?}");
                 std::process::exit(1);
             }
+            stats += ctx.stats().clone();
         }
     }
     eprintln!("{} functions x {reps} in {:?}", cases.len(), t.elapsed());
+    if std::env::var_os("STATS").is_some() {
+        eprintln!("{stats:#?}");
+    }
 }
