@@ -68,7 +68,7 @@ fn main() {
                 eprintln!("allocation failed: {e:?}");
                 std::process::exit(1);
             }
-            stats += ctx.stats().clone();
+            stats += *ctx.stats();
         }
     }
     eprintln!("{} functions x {reps} in {:?}", cases.len(), t.elapsed());
