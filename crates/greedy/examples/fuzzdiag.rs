@@ -6,6 +6,7 @@
 //! ```
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{cost, fuzzgen};
+use std::io::Write;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -24,8 +25,10 @@ fn main() {
             }
             // Every allocation decision of `--show`'s greedy run, on stderr.
             "--log" => {
-                log::set_logger(&StderrLog).unwrap();
-                log::set_max_level(log::LevelFilter::Debug);
+                env_logger::Builder::new()
+                    .filter_level(log::LevelFilter::Debug)
+                    .format(|out, r| writeln!(out, "{}", r.args()))
+                    .init();
             }
             _ => panic!("unknown argument {a}"),
         }
@@ -160,18 +163,6 @@ fn uses_outside(func: &TestFunc, env: &regalloc2::MachineEnv, out: &regalloc2::O
         }
     }
     false
-}
-
-struct StderrLog;
-
-impl log::Log for StderrLog {
-    fn enabled(&self, _: &log::Metadata) -> bool {
-        true
-    }
-    fn log(&self, r: &log::Record) {
-        eprintln!("{}", r.args());
-    }
-    fn flush(&self) {}
 }
 
 /// Frequency-weighted cost of the moves that touch a fixed stack slot.

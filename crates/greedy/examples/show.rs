@@ -9,25 +9,16 @@
 
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{corpus, cost, fuzzgen};
-
-struct Stderr;
-
-impl log::Log for Stderr {
-    fn enabled(&self, _: &log::Metadata) -> bool {
-        true
-    }
-    fn log(&self, r: &log::Record) {
-        eprintln!("{}", r.args());
-    }
-    fn flush(&self) {}
-}
+use std::io::Write;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let name = args.first().expect("a function dump or a fuzz case");
     if args.iter().any(|a| a == "--log") {
-        log::set_logger(&Stderr).unwrap();
-        log::set_max_level(log::LevelFilter::Debug);
+        env_logger::Builder::new()
+            .filter_level(log::LevelFilter::Debug)
+            .format(|out, r| writeln!(out, "{}", r.args()))
+            .init();
     }
     let (func, env) = match name
         .strip_prefix('k')
