@@ -10,7 +10,8 @@
 //!
 //! Prints the cost ratio (geometric mean of `(cost + 1) / (ion cost + 1)`, as `compare`
 //! reports it) and summed costs per module and per register count; `--out` writes one line per
-//! function (name, greedy cost, ion cost) for diffing two builds.
+//! function for diffing two builds: name, greedy cost, ion cost, then greedy's weighted cost
+//! parts (moves, spills, reloads, stack moves, callee-saved) and ion's, tab-separated.
 
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{check, corpus, cost, fuzzgen};
@@ -105,8 +106,11 @@ fn main() {
             failures += 1;
             continue;
         }
-        let g = cost::cost(&c.func, &c.env, &ours).weighted;
-        let i = cost::cost(&c.func, &c.env, &ion).weighted;
+        let (gc, ic) = (
+            cost::cost(&c.func, &c.env, &ours),
+            cost::cost(&c.func, &c.env, &ion),
+        );
+        let (g, i) = (gc.weighted, ic.weighted);
         let log = ((g + 1) as f64 / (i + 1) as f64).ln();
         let whole = (!c.group.starts_with("fuzz")).then(|| "wasm (all modules)".to_string());
         for key in std::iter::once(c.group.clone()).chain(whole) {
@@ -116,7 +120,18 @@ fn main() {
             e.2 += g;
             e.3 += i;
         }
-        lines.push_str(&format!("{}\t{g}\t{i}\n", c.name));
+        let parts = |p: &cost::CostParts| {
+            format!(
+                "{}\t{}\t{}\t{}\t{}",
+                p.moves, p.spills, p.reloads, p.stack_moves, p.callee_saved
+            )
+        };
+        lines.push_str(&format!(
+            "{}\t{g}\t{i}\t{}\t{}\n",
+            c.name,
+            parts(&gc.parts),
+            parts(&ic.parts)
+        ));
     }
     for (name, (n, log, g, i)) in &groups {
         println!(
