@@ -458,3 +458,38 @@ fn value_passed_to_a_call_and_live_across_it_is_pre_split() {
     // A store, a reload and at most one move.
     assert!(with <= 5 && with < without, "cost {with}, {stats:?}");
 }
+
+/// LLVM's stage rule for a region split's register interval: one that lives in fewer
+/// blocks than the value it comes from starts over (stage New), so that an eviction can
+/// region-split it again; only one that did not shrink goes on to Split2.
+#[test]
+fn region_split_register_product_that_shrank_starts_over() {
+    use crate::observe::{Event, SplitKind};
+    let (f, _, _, _) = value_across_busy_loop();
+    let e = env(2, 0);
+    let mut events = Vec::new();
+    let mut ctx = crate::Context::new();
+    let out = crate::run_observed(&f, &e, &crate::Options::default(), &mut ctx, &mut events)
+        .expect("allocates");
+    check_output(&f, &e, &out).expect("checker accepts");
+    let split = events
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                Event::Split {
+                    kind: SplitKind::Region,
+                    ..
+                }
+            )
+        })
+        .expect("a region split");
+    // The register product is the first product listed after the split.
+    let Some(Event::SplitProduct { stage, .. }) = events[split + 1..]
+        .iter()
+        .find(|e| matches!(e, Event::SplitProduct { .. }))
+    else {
+        panic!("no product after the region split");
+    };
+    assert_eq!(*stage, "new", "{events:#?}");
+}
