@@ -32,10 +32,16 @@ pub(crate) struct CoalesceGroups {
     /// Per root of a group of two or more: its members' segments, sorted and disjoint.
     /// A singleton's are its value's own (`LiveIntervals::segments_of`).
     segments: Vec<Vec<Segment>>,
-    /// Vregs whose `segments` entry is not empty.
+    /// Vregs whose `segments` entry is not empty (and some whose entry was emptied since).
     touched: Vec<u32>,
-    order: Vec<(f32, u32)>,
-    merged: Vec<Segment>,
+    /// Emptied lists kept for their capacity: a context allocating many functions stops
+    /// allocating here once warm.
+    spare: Vec<Vec<Segment>>,
+    /// Copies by weight: each key sorts as its copy should be tried (see `compute`).
+    order: Vec<u64>,
+    /// Per segment of the shorter list of a union: how many segments of the longer list
+    /// precede it.
+    at: Vec<u32>,
 }
 
 impl CoalesceGroups {
@@ -45,28 +51,29 @@ impl CoalesceGroups {
         self.parent.extend(0..nv as u32);
         self.next.clear();
         self.next.extend(0..nv as u32);
-        for &v in &self.touched {
-            self.segments[v as usize].clear();
+        for k in 0..self.touched.len() {
+            let list = std::mem::take(&mut self.segments[self.touched[k] as usize]);
+            self.recycle(list);
         }
         self.touched.clear();
         if self.segments.len() < nv {
             self.segments.resize_with(nv, Vec::new);
         }
         // Heaviest copies first (ties in program order), as ion merges the hottest
-        // moves' ends before others can take their place.
+        // moves' ends before others can take their place. The key's high half orders
+        // frequencies as `f32::total_cmp` does, descending; its low half is the copy's
+        // index, so keys are distinct and an unstable sort is deterministic.
         self.order.clear();
-        self.order.extend(
-            partners
-                .copies
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.freq, i as u32)),
-        );
         self.order
-            .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            .extend(partners.copies.iter().enumerate().map(|(i, c)| {
+                let bits = c.freq.to_bits();
+                let total = bits ^ ((((bits as i32) >> 31) as u32) >> 1) ^ 0x8000_0000;
+                (u64::from(!total) << 32) | i as u64
+            }));
+        self.order.sort_unstable();
         let mut unions = 0;
         for k in 0..self.order.len() {
-            let c = partners.copies[self.order[k].1 as usize];
+            let c = partners.copies[self.order[k] as u32 as usize];
             if c.a.class() == c.b.class() && self.union(c.a, c.b, intervals) {
                 unions += 1;
             }
@@ -94,8 +101,12 @@ impl CoalesceGroups {
         r
     }
 
-    fn segments_of<'s>(&'s self, root: u32, intervals: &'s LiveIntervals) -> &'s [Segment] {
-        let own = &self.segments[root as usize];
+    fn segments_of<'s>(
+        segments: &'s [Vec<Segment>],
+        root: u32,
+        intervals: &'s LiveIntervals,
+    ) -> &'s [Segment] {
+        let own = &segments[root as usize];
         if own.is_empty() {
             intervals.segments_of(VReg::new(root as usize, regalloc2::RegClass::Int))
         } else {
@@ -105,55 +116,77 @@ impl CoalesceGroups {
 
     /// Unites the groups of `a` and `b` unless their segments overlap (or the check or
     /// the result would be too large).
+    ///
+    /// The limits are those of a two-cursor walk over both lists that gives up after
+    /// `MAX_CHECK_STEPS` segments, but the check binary-searches the longer list for
+    /// each segment of the shorter: most unions add one value of a few segments to a
+    /// group of many.
     fn union(&mut self, a: VReg, b: VReg, intervals: &LiveIntervals) -> bool {
         let (ra, rb) = (self.find(a.vreg() as u32), self.find(b.vreg() as u32));
         if ra == rb {
             return false;
         }
-        let mut merged = std::mem::take(&mut self.merged);
-        merged.clear();
         let (sa, sb) = (
-            self.segments_of(ra, intervals),
-            self.segments_of(rb, intervals),
+            Self::segments_of(&self.segments, ra, intervals),
+            Self::segments_of(&self.segments, rb, intervals),
         );
         if sa.is_empty() || sb.is_empty() || sa.len() + sb.len() > MAX_GROUP_SEGMENTS {
-            self.merged = merged;
             return false;
         }
-        let (mut i, mut j, mut steps) = (0, 0, 0);
-        while i < sa.len() && j < sb.len() {
-            steps += 1;
-            if steps > MAX_CHECK_STEPS {
-                self.merged = merged;
+        let (short, long) = if sa.len() <= sb.len() {
+            (sa, sb)
+        } else {
+            (sb, sa)
+        };
+        self.at.clear();
+        let mut from = 0;
+        for x in short {
+            // Segments of one list are sorted and disjoint, so the first of `long`
+            // ending after `x` starts is the only one `x` can meet first.
+            from += long[from..].partition_point(|y| y.end <= x.start);
+            if from < long.len() && long[from].start < x.end {
                 return false;
             }
-            let (x, y) = (sa[i], sb[j]);
-            if x.end <= y.start {
-                merged.push(x);
-                i += 1;
-            } else if y.end <= x.start {
-                merged.push(y);
-                j += 1;
-            } else {
-                self.merged = merged;
-                return false;
-            }
+            self.at.push(from as u32);
         }
-        merged.extend_from_slice(&sa[i..]);
-        merged.extend_from_slice(&sb[j..]);
+        // The walk consumes segments until one list runs out: the list whose last
+        // segment comes first, together with the other's segments before that one.
+        let walked = if *self.at.last().unwrap() as usize == long.len() {
+            long.len() + self.at.partition_point(|&p| (p as usize) < long.len())
+        } else {
+            short.len() + *self.at.last().unwrap() as usize
+        };
+        if walked > MAX_CHECK_STEPS {
+            return false;
+        }
+        let mut merged = self.spare.pop().unwrap_or_default();
+        let mut prev = 0;
+        for (x, &p) in short.iter().zip(&self.at) {
+            merged.extend_from_slice(&long[prev..p as usize]);
+            merged.push(*x);
+            prev = p as usize;
+        }
+        merged.extend_from_slice(&long[prev..]);
         // The smaller index becomes the root (deterministic); its list takes the union.
         let (root, other) = if ra < rb { (ra, rb) } else { (rb, ra) };
         self.parent[other as usize] = root;
         self.next.swap(ra as usize, rb as usize);
-        let slot = &mut self.segments[root as usize];
-        if slot.is_empty() {
+        let old = std::mem::replace(&mut self.segments[root as usize], merged);
+        if old.is_empty() {
             self.touched.push(root);
+        } else {
+            self.recycle(old);
         }
-        std::mem::swap(slot, &mut merged);
-        let old = &mut self.segments[other as usize];
-        old.clear();
-        self.merged = merged;
+        let old = std::mem::take(&mut self.segments[other as usize]);
+        self.recycle(old);
         true
+    }
+
+    fn recycle(&mut self, mut list: Vec<Segment>) {
+        if list.capacity() > 0 {
+            list.clear();
+            self.spare.push(list);
+        }
     }
 
     /// The other members of `v`'s group, at most `MAX_GROUP_HINTS`.
