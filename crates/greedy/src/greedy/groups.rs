@@ -10,18 +10,61 @@
 //!
 //! Work is bounded as ion bounds it: an overlap check stops after `MAX_CHECK_STEPS`
 //! steps, and a group holds at most `MAX_GROUP_SEGMENTS` segments, so each union costs
-//! at most a constant.
+//! at most a constant. A hint lookup costs a constant too: each group keeps the number
+//! of its members placed in each register (`Votes`), updated as their registers change.
 
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::{LiveIntervals, Segment};
-use regalloc2::VReg;
+use regalloc2::{PReg, VReg};
 
 /// Steps of the two-cursor overlap check before a union is given up (ion: 200).
 const MAX_CHECK_STEPS: usize = 200;
 /// Segments a group may hold (the union's merge walks both lists).
 const MAX_GROUP_SEGMENTS: usize = 256;
-/// Members of a group read for hints, nearest in the member ring first.
-pub(crate) const MAX_GROUP_HINTS: usize = 32;
+/// Registers a group counts members in; members in a further register do not hint.
+const MAX_GROUP_REGS: usize = 8;
+/// `slot` of a vreg in no group of two or more.
+const NO_GROUP: u32 = u32::MAX;
+
+/// Per group: how many of its members have a register for hints, per register
+/// (`GreedyCtx::vreg_hint_reg`). A register whose count fell to zero keeps its entry
+/// until another needs it.
+#[derive(Clone, Copy)]
+struct Votes {
+    regs: [PReg; MAX_GROUP_REGS],
+    counts: [u16; MAX_GROUP_REGS],
+    len: u8,
+}
+
+impl Votes {
+    const EMPTY: Votes = Votes {
+        regs: [PReg::invalid(); MAX_GROUP_REGS],
+        counts: [0; MAX_GROUP_REGS],
+        len: 0,
+    };
+
+    fn add(&mut self, p: PReg) {
+        let n = self.len as usize;
+        if let Some(i) = self.regs[..n].iter().position(|&r| r == p) {
+            self.counts[i] += 1;
+        } else if n < MAX_GROUP_REGS {
+            self.regs[n] = p;
+            self.counts[n] = 1;
+            self.len += 1;
+        } else if let Some(i) = self.counts.iter().position(|&c| c == 0) {
+            self.regs[i] = p;
+            self.counts[i] = 1;
+        }
+    }
+
+    fn remove(&mut self, p: PReg) {
+        let n = self.len as usize;
+        // Absent when the group already counted `MAX_GROUP_REGS` others as it arrived.
+        if let Some(i) = self.regs[..n].iter().position(|&r| r == p) {
+            self.counts[i] -= 1;
+        }
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct CoalesceGroups {
@@ -37,6 +80,13 @@ pub(crate) struct CoalesceGroups {
     /// Emptied lists kept for their capacity: a context allocating many functions stops
     /// allocating here once warm.
     spare: Vec<Vec<Segment>>,
+    /// Per vreg in a group of two or more: its group's index in `votes`. Stale for
+    /// others (`next[v] == v` tells them apart).
+    slot: Vec<u32>,
+    votes: Vec<Votes>,
+    /// The members of the last function's groups of two or more: the only vregs whose
+    /// `parent` and `next` entries are not their own index between calls.
+    members: Vec<u32>,
     /// Copies by weight: each key sorts as its copy should be tried (see `compute`).
     order: Vec<u64>,
     /// Per segment of the shorter list of a union: how many segments of the longer list
@@ -47,10 +97,17 @@ pub(crate) struct CoalesceGroups {
 impl CoalesceGroups {
     /// Forms the groups of the copies in `partners`; returns the number of unions.
     pub fn compute(&mut self, nv: usize, partners: &Partners, intervals: &LiveIntervals) -> usize {
-        self.parent.clear();
-        self.parent.extend(0..nv as u32);
-        self.next.clear();
-        self.next.extend(0..nv as u32);
+        for &m in &self.members {
+            self.parent[m as usize] = m;
+            self.next[m as usize] = m;
+        }
+        self.members.clear();
+        self.votes.clear();
+        if self.parent.len() < nv {
+            self.parent.extend(self.parent.len() as u32..nv as u32);
+            self.next.extend(self.next.len() as u32..nv as u32);
+            self.slot.resize(nv, NO_GROUP);
+        }
         for k in 0..self.touched.len() {
             let list = std::mem::take(&mut self.segments[self.touched[k] as usize]);
             self.recycle(list);
@@ -76,6 +133,25 @@ impl CoalesceGroups {
             let c = partners.copies[self.order[k] as u32 as usize];
             if c.a.class() == c.b.class() && self.union(c.a, c.b, intervals) {
                 unions += 1;
+            }
+        }
+        // Every root that ever held a list is in `touched`, so the groups of two or more
+        // are those of its entries still roots with a list.
+        for k in 0..self.touched.len() {
+            let root = self.touched[k];
+            if self.parent[root as usize] != root || self.segments[root as usize].is_empty() {
+                continue;
+            }
+            let g = self.votes.len() as u32;
+            self.votes.push(Votes::EMPTY);
+            let mut m = root;
+            loop {
+                self.slot[m as usize] = g;
+                self.members.push(m);
+                m = self.next[m as usize];
+                if m == root {
+                    break;
+                }
             }
         }
         if unions > 0 {
@@ -189,14 +265,35 @@ impl CoalesceGroups {
         }
     }
 
-    /// The other members of `v`'s group, at most `MAX_GROUP_HINTS`.
-    pub fn others(&self, v: VReg) -> impl Iterator<Item = u32> + '_ {
-        let start = v.vreg() as u32;
-        let mut at = start;
-        std::iter::from_fn(move || {
-            at = self.next[at as usize];
-            (at != start).then_some(at)
-        })
-        .take(MAX_GROUP_HINTS)
+    /// Whether `v` shares its group with another value (after `compute`).
+    #[inline]
+    pub fn in_group(&self, v: VReg) -> bool {
+        self.next
+            .get(v.vreg())
+            .is_some_and(|&n| n as usize != v.vreg())
+    }
+
+    /// Records that the register for hints of `v`, in a group, changed from `old` to `new`.
+    pub fn moved(&mut self, v: VReg, old: Option<PReg>, new: Option<PReg>) {
+        let votes = &mut self.votes[self.slot[v.vreg()] as usize];
+        if let Some(p) = old {
+            votes.remove(p);
+        }
+        if let Some(p) = new {
+            votes.add(p);
+        }
+    }
+
+    /// The registers of the other members of `v`'s group (`v` in one), with how many of
+    /// them are there; `own` is `v`'s register for hints, counted among its group's.
+    #[inline]
+    pub fn votes(&self, v: VReg, own: Option<PReg>) -> impl Iterator<Item = (PReg, u16)> + '_ {
+        let votes = &self.votes[self.slot[v.vreg()] as usize];
+        let n = votes.len as usize;
+        votes.regs[..n]
+            .iter()
+            .zip(&votes.counts[..n])
+            .map(move |(&p, &c)| (p, c - u16::from(own == Some(p))))
+            .filter(|&(_, c)| c > 0)
     }
 }
