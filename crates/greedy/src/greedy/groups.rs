@@ -8,10 +8,12 @@
 //! join then pays a move cycle (shootout-fib2 #45: `v278` in p1 and `v280` in p2, their
 //! copies two joins on in p2 and p1, a swap on every edge between them).
 //!
-//! Work is bounded as ion bounds it: an overlap check stops after `MAX_CHECK_STEPS`
-//! steps, and a group holds at most `MAX_GROUP_SEGMENTS` segments, so each union costs
-//! at most a constant. A hint lookup costs a constant too: each group keeps the number
-//! of its members placed in each register (`Votes`), updated as their registers change.
+//! Work is bounded as ion bounds it: a union is given up where ion's overlap walk would
+//! take more than `MAX_CHECK_STEPS` steps, and a group holds at most
+//! `MAX_GROUP_SEGMENTS` segments, so each union costs at most a constant; and only the
+//! `MAX_GROUP_COPIES` heaviest copies of a function are tried. A hint lookup costs a
+//! constant too: each group keeps the number of its members placed in each register
+//! (`Votes`), updated as their registers change.
 
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::{LiveIntervals, Segment};
@@ -19,10 +21,18 @@ use regalloc2::{PReg, VReg};
 
 /// Steps of the two-cursor overlap check before a union is given up (ion: 200).
 const MAX_CHECK_STEPS: usize = 200;
-/// Segments a group may hold (the union's merge walks both lists).
-const MAX_GROUP_SEGMENTS: usize = 256;
+/// Segments a group may hold (the union's merge moves the longer list). At 256 the
+/// Wasm corpus allocated no better and forming groups cost 10% more.
+const MAX_GROUP_SEGMENTS: usize = 128;
+/// Copies tried per function, heaviest first. Half of the Wasm corpus's copies are in
+/// its 15 largest functions, where the cold copies' unions, into long lists, cost most
+/// and mattered least (trying them all took 1.4% more allocation instructions for a
+/// 0.05% higher summed cost; 250 saved 0.2% and raised the summed cost 0.5%).
+const MAX_GROUP_COPIES: usize = 500;
 /// Registers a group counts members in; members in a further register do not hint.
 const MAX_GROUP_REGS: usize = 8;
+/// Distinct copy frequencies `sort_copies` counts; more make it sort.
+const MAX_COUNTED_FREQS: usize = 16;
 /// `slot` of a vreg in no group of two or more.
 const NO_GROUP: u32 = u32::MAX;
 
@@ -87,8 +97,14 @@ pub(crate) struct CoalesceGroups {
     /// The members of the last function's groups of two or more: the only vregs whose
     /// `parent` and `next` entries are not their own index between calls.
     members: Vec<u32>,
-    /// Copies by weight: each key sorts as its copy should be tried (see `compute`).
-    order: Vec<u64>,
+    /// Copy indices in the order `compute` tries them (`sort_copies`).
+    order: Vec<u32>,
+    /// `sort_copies` scratch: per copy, its frequency's index in `freqs`.
+    freq_of: Vec<u8>,
+    /// `sort_copies` scratch: the distinct frequency keys, in order of appearance.
+    freqs: Vec<u32>,
+    /// `sort_copies` scratch when the frequencies are many: (key, copy index).
+    keys: Vec<u64>,
     /// Per segment of the shorter list of a union: how many segments of the longer list
     /// precede it.
     at: Vec<u32>,
@@ -116,21 +132,10 @@ impl CoalesceGroups {
         if self.segments.len() < nv {
             self.segments.resize_with(nv, Vec::new);
         }
-        // Heaviest copies first (ties in program order), as ion merges the hottest
-        // moves' ends before others can take their place. The key's high half orders
-        // frequencies as `f32::total_cmp` does, descending; its low half is the copy's
-        // index, so keys are distinct and an unstable sort is deterministic.
-        self.order.clear();
-        self.order
-            .extend(partners.copies.iter().enumerate().map(|(i, c)| {
-                let bits = c.freq.to_bits();
-                let total = bits ^ ((((bits as i32) >> 31) as u32) >> 1) ^ 0x8000_0000;
-                (u64::from(!total) << 32) | i as u64
-            }));
-        self.order.sort_unstable();
+        self.sort_copies(partners);
         let mut unions = 0;
-        for k in 0..self.order.len() {
-            let c = partners.copies[self.order[k] as u32 as usize];
+        for k in 0..self.order.len().min(MAX_GROUP_COPIES) {
+            let c = partners.copies[self.order[k] as usize];
             if c.a.class() == c.b.class() && self.union(c.a, c.b, intervals) {
                 unions += 1;
             }
@@ -161,6 +166,67 @@ impl CoalesceGroups {
             );
         }
         unions
+    }
+
+    /// Fills `order`: heaviest copies first (ties in program order), as ion merges the
+    /// hottest moves' ends before others can take their place. Frequencies are powers of
+    /// ten by loop depth, so a function has a few distinct ones: a counting sort by them
+    /// keeps program order within each.
+    fn sort_copies(&mut self, partners: &Partners) {
+        // Orders frequencies as `f32::total_cmp` does, descending.
+        let key = |freq: f32| {
+            let bits = freq.to_bits();
+            !(bits ^ ((((bits as i32) >> 31) as u32) >> 1) ^ 0x8000_0000)
+        };
+        let copies = &partners.copies;
+        self.order.clear();
+        self.freqs.clear();
+        self.freq_of.clear();
+        let mut counts = [0u32; MAX_COUNTED_FREQS];
+        for c in copies {
+            let k = key(c.freq);
+            let f = match self.freqs.iter().position(|&x| x == k) {
+                Some(f) => f,
+                None if self.freqs.len() < MAX_COUNTED_FREQS => {
+                    self.freqs.push(k);
+                    self.freqs.len() - 1
+                }
+                None => break,
+            };
+            counts[f] += 1;
+            self.freq_of.push(f as u8);
+        }
+        if self.freq_of.len() < copies.len() {
+            // Keys are distinct (the low half is the index): an unstable sort is
+            // deterministic.
+            self.keys.clear();
+            self.keys.extend(
+                copies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (u64::from(key(c.freq)) << 32) | i as u64),
+            );
+            self.keys.sort_unstable();
+            self.order.extend(self.keys.iter().map(|&k| k as u32));
+            return;
+        }
+        let n = self.freqs.len();
+        let mut by_key = [0usize; MAX_COUNTED_FREQS];
+        for (f, slot) in by_key[..n].iter_mut().enumerate() {
+            *slot = f;
+        }
+        by_key[..n].sort_unstable_by_key(|&f| self.freqs[f]);
+        let mut start = [0u32; MAX_COUNTED_FREQS];
+        let mut at = 0;
+        for &f in &by_key[..n] {
+            start[f] = at;
+            at += counts[f];
+        }
+        self.order.resize(copies.len(), 0);
+        for (i, &f) in self.freq_of.iter().enumerate() {
+            self.order[start[f as usize] as usize] = i as u32;
+            start[f as usize] += 1;
+        }
     }
 
     fn find(&mut self, v: u32) -> u32 {
@@ -209,10 +275,10 @@ impl CoalesceGroups {
         if sa.is_empty() || sb.is_empty() || sa.len() + sb.len() > MAX_GROUP_SEGMENTS {
             return false;
         }
-        let (short, long) = if sa.len() <= sb.len() {
-            (sa, sb)
+        let (short, long, short_root, long_root) = if sa.len() <= sb.len() {
+            (sa, sb, ra, rb)
         } else {
-            (sb, sa)
+            (sb, sa, rb, ra)
         };
         self.at.clear();
         let mut from = 0;
@@ -227,34 +293,49 @@ impl CoalesceGroups {
         }
         // The walk consumes segments until one list runs out: the list whose last
         // segment comes first, together with the other's segments before that one.
-        let walked = if *self.at.last().unwrap() as usize == long.len() {
+        let last = *self.at.last().unwrap() as usize;
+        let walked = if last == long.len() {
             long.len() + self.at.partition_point(|&p| (p as usize) < long.len())
         } else {
-            short.len() + *self.at.last().unwrap() as usize
+            short.len() + last
         };
         if walked > MAX_CHECK_STEPS {
             return false;
         }
-        let mut merged = self.spare.pop().unwrap_or_default();
-        let mut prev = 0;
-        for (x, &p) in short.iter().zip(&self.at) {
-            merged.extend_from_slice(&long[prev..p as usize]);
-            merged.push(*x);
-            prev = p as usize;
-        }
-        merged.extend_from_slice(&long[prev..]);
-        // The smaller index becomes the root (deterministic); its list takes the union.
+        // The smaller index becomes the root (deterministic); its slot takes the union,
+        // made in the longer list's own vector when it has one.
         let (root, other) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        if self.segments[root as usize].is_empty() {
+            self.touched.push(root);
+        }
+        let mut list = std::mem::take(&mut self.segments[long_root as usize]);
+        if list.is_empty() {
+            list = self.spare.pop().unwrap_or_default();
+            list.extend_from_slice(
+                intervals.segments_of(VReg::new(long_root as usize, regalloc2::RegClass::Int)),
+            );
+        }
+        let short_own = std::mem::take(&mut self.segments[short_root as usize]);
+        let short = if short_own.is_empty() {
+            intervals.segments_of(VReg::new(short_root as usize, regalloc2::RegClass::Int))
+        } else {
+            &short_own[..]
+        };
+        // From the back, each run of the longer list moves once, past the segments of
+        // the shorter that precede it.
+        let (n, k) = (list.len(), short.len());
+        list.resize(n + k, short[0]);
+        let mut end = n;
+        for i in (0..k).rev() {
+            let p = self.at[i] as usize;
+            list.copy_within(p..end, p + i + 1);
+            list[p + i] = short[i];
+            end = p;
+        }
+        self.recycle(short_own);
+        self.segments[root as usize] = list;
         self.parent[other as usize] = root;
         self.next.swap(ra as usize, rb as usize);
-        let old = std::mem::replace(&mut self.segments[root as usize], merged);
-        if old.is_empty() {
-            self.touched.push(root);
-        } else {
-            self.recycle(old);
-        }
-        let old = std::mem::take(&mut self.segments[other as usize]);
-        self.recycle(old);
         true
     }
 
