@@ -69,9 +69,11 @@ impl Votes {
 
     fn remove(&mut self, p: PReg) {
         let n = self.len as usize;
-        // Absent when the group already counted `MAX_GROUP_REGS` others as it arrived.
+        // Absent when the group already counted `MAX_GROUP_REGS` others as it arrived;
+        // and such a member, once another took a freed entry for its register, leaves a
+        // count it never added to: counts are then low, never below zero.
         if let Some(i) = self.regs[..n].iter().position(|&r| r == p) {
-            self.counts[i] -= 1;
+            self.counts[i] = self.counts[i].saturating_sub(1);
         }
     }
 }
@@ -374,7 +376,7 @@ impl CoalesceGroups {
         votes.regs[..n]
             .iter()
             .zip(&votes.counts[..n])
-            .map(move |(&p, &c)| (p, c - u16::from(own == Some(p))))
+            .map(move |(&p, &c)| (p, c.saturating_sub(u16::from(own == Some(p)))))
             .filter(|&(_, c)| c > 0)
     }
 }
