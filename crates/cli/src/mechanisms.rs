@@ -59,6 +59,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.hint_recolorings,
     },
     Mechanism {
+        name: "group-hints",
+        option: "group_hints",
+        disable: |o| o.group_hints = false,
+        counter: "group_unions",
+        count: |s| s.group_unions,
+    },
+    Mechanism {
         name: "evicting-local-split",
         option: "evicting_local_split",
         disable: |o| o.evicting_local_split = false,

@@ -47,7 +47,7 @@ const STATS: &[(&str, StatReader)] = &[
 type OptionSetter = fn(&mut Options);
 
 /// The off-by-default options a case may turn on with `; with: OPTION`.
-const OPTIONS: &[(&str, OptionSetter)] = &[("group_hints", |o| o.group_hints = true)];
+const OPTIONS: &[(&str, OptionSetter)] = &[];
 
 /// The default options with the case's `; with:` lines applied.
 fn case_options(text: &str) -> Result<Options, String> {

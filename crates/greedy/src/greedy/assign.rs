@@ -63,15 +63,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // hint (each only breaks ties among registers no partner names), they decide
         // where the first value of a chain of joins goes.
         if self.options.group_hints
+            && self.ctx.groups.in_group(iv.vreg)
             && let Some(first) = iv.segments.first()
         {
-            let weak = GROUP_HINT_SCALE
-                * *own
-                    .get_or_insert_with(|| self.an.freq.of(cfg.block_of(point_inst(first.start))));
-            for w in self.ctx.groups.others(iv.vreg) {
-                if let Some(p) = self.ctx.vreg_hint_reg[w as usize] {
-                    hints.push((p, weak));
-                }
+            let own_reg = self.ctx.vreg_hint_reg[iv.vreg.vreg()];
+            for (p, members) in self.ctx.groups.votes(iv.vreg, own_reg) {
+                let weak = GROUP_HINT_SCALE
+                    * *own.get_or_insert_with(|| {
+                        self.an.freq.of(cfg.block_of(point_inst(first.start)))
+                    });
+                hints.push((p, weak * f32::from(members)));
             }
         }
         if matches!(iv.kind, IntervalKind::Reload { .. }) {

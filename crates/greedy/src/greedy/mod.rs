@@ -486,11 +486,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     /// Recomputes `vreg_hint_reg[v]` after `v`'s pieces or their assignments changed.
     pub(crate) fn refresh_hint_reg(&mut self, v: VReg) {
         let ctx = &mut *self.ctx;
-        ctx.vreg_hint_reg[v.vreg()] = ctx.vreg_pieces[v.vreg()]
+        let new = ctx.vreg_pieces[v.vreg()]
             .iter()
             .rev()
             .take(assign::MAX_PIECE_HINTS)
             .find_map(|&m| ctx.intervals[m].assigned);
+        let old = std::mem::replace(&mut ctx.vreg_hint_reg[v.vreg()], new);
+        if self.options.group_hints && old != new && ctx.groups.in_group(v) {
+            ctx.groups.moved(v, old, new);
+        }
     }
 
     pub(crate) fn fixed_conflict(&self, p: PReg, iv: &LiveInterval) -> bool {
