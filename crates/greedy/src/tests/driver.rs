@@ -480,24 +480,36 @@ fn value_with_only_stack_operands_gives_way() {
     assert!(ragreedy_testkit::cost::cost(&f, &e, &out).weighted > 0);
 }
 
-/// `Options::outside_recoloring`: `a` is defined in `p5`, outside the allocatable set,
-/// and reused by `d`, which lives longer and is placed first (in `p0`); `a` then
-/// follows its partner there. Hint recoloring moves the pair to `p5`, where the fixed
-/// def needs no copy.
-#[test]
-fn hint_recoloring_moves_a_pair_to_the_register_outside_the_order_of_a_fixed_def() {
+/// `a`, which `p5` (outside the allocatable set at `env(2, 0)`) names, reused by `d`,
+/// which lives longer: `a` is defined in `p5` (`fixed_def`), or defined in any register
+/// and then read in `p5`. Returns the function and `p5`.
+fn reuse_pair_named_outside(fixed_def: bool) -> (TestFunc, PReg) {
     let mut b = FuncBuilder::new();
     let b0 = b.block();
     let (a, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
     let outside = PReg::new(5, RegClass::Int);
-    b.inst(b0, &[Operand::reg_fixed_def(a, outside)]);
+    if fixed_def {
+        b.inst(b0, &[Operand::reg_fixed_def(a, outside)]);
+    } else {
+        b.inst(b0, &[Operand::reg_def(a)]);
+        b.inst(b0, &[Operand::reg_fixed_use(a, outside)]);
+    }
     b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
     for _ in 0..4 {
         b.inst(b0, &[]);
     }
     b.inst(b0, &[Operand::reg_use(d)]);
     b.ret(b0, &[]);
-    let f = b.build().func;
+    (b.build().func, outside)
+}
+
+/// `Options::outside_recoloring`: `a` is defined in `p5`, outside the allocatable set,
+/// and reused by `d`, which lives longer and is placed first (in `p0`); `a` then
+/// follows its partner there. Hint recoloring moves the pair to `p5`, where the fixed
+/// def needs no copy.
+#[test]
+fn hint_recoloring_moves_a_pair_to_the_register_outside_the_order_of_a_fixed_def() {
+    let (f, _) = reuse_pair_named_outside(true);
     let e = env(2, 0);
     let (out, _) = alloc_checked(&f, &e);
     assert!(out.edits.is_empty(), "{:?}", out.edits);
@@ -514,19 +526,7 @@ fn hint_recoloring_moves_a_pair_to_the_register_outside_the_order_of_a_fixed_def
 /// other value can use, rather than the lower-numbered `p0`.
 #[test]
 fn equal_hints_prefer_the_register_outside_the_order() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    let (a, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
-    let outside = PReg::new(5, RegClass::Int);
-    b.inst(b0, &[Operand::reg_def(a)]);
-    b.inst(b0, &[Operand::reg_fixed_use(a, outside)]);
-    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
-    for _ in 0..4 {
-        b.inst(b0, &[]);
-    }
-    b.inst(b0, &[Operand::reg_use(d)]);
-    b.ret(b0, &[]);
-    let f = b.build().func;
+    let (f, outside) = reuse_pair_named_outside(false);
     // Hint recoloring would move the pair there afterwards: off, so that the choice
     // shows. Group hints off too: `d` is in `a`'s copy group, and its register as a group
     // hint would break the tie this test is about.
