@@ -165,20 +165,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // out the ones this bound rules out changed no function's cost (1,449 Wasm and 400
         // fuzz functions), while with fixed operands elsewhere the same bound did (+1 in a
         // function of 15 modules): there the moves the split saves pay for the reload.
-        let def_block = self.an.live.def_block[iv.vreg.vreg()];
-        let store = if self.out.slots.has_slot(iv.vreg) || !def_block.is_valid() {
-            0.0
-        } else {
-            self.an.freq.of(def_block)
-        };
-        let coldest_use = iv
-            .uses
-            .iter()
-            .filter(|u| self.needs_register(u))
-            .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
-            .fold(f32::INFINITY, f32::min);
-        if cap <= CSR_COST && SPILL_MOVE_COST * (store + coldest_use) >= cap {
-            return false;
+        if cap <= CSR_COST {
+            let def_block = self.an.live.def_block[iv.vreg.vreg()];
+            let store = if self.out.slots.has_slot(iv.vreg) || !def_block.is_valid() {
+                0.0
+            } else {
+                self.an.freq.of(def_block)
+            };
+            let coldest_use = iv
+                .uses
+                .iter()
+                .filter(|u| self.needs_register(u))
+                .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
+                .fold(f32::INFINITY, f32::min);
+            if SPILL_MOVE_COST * (store + coldest_use) >= cap {
+                return false;
+            }
         }
         let split = self.timed(Phase::RegionSplit, |a| a.try_region_split_under(id, cap));
         if split {
