@@ -380,3 +380,47 @@ impl CoalesceGroups {
             .filter(|&(_, c)| c > 0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regalloc2::RegClass;
+
+    /// Counts per register go up and down with their members; a full table takes a new
+    /// register only into an entry whose count fell to zero; a register it never counted
+    /// leaves the counts alone when a member leaves it, and no count drops below zero.
+    #[test]
+    fn votes_count_members_per_register() {
+        let reg = |i| PReg::new(i, RegClass::Int);
+        let count = |v: &Votes, p: PReg| {
+            let n = v.len as usize;
+            v.regs[..n]
+                .iter()
+                .position(|&r| r == p)
+                .map(|i| v.counts[i])
+        };
+        let mut v = Votes::EMPTY;
+        v.add(reg(0));
+        v.add(reg(0));
+        v.add(reg(1));
+        assert_eq!(count(&v, reg(0)), Some(2));
+        v.remove(reg(0));
+        assert_eq!(count(&v, reg(0)), Some(1));
+        for i in 2..MAX_GROUP_REGS {
+            v.add(reg(i));
+        }
+        // Full: a ninth register has no entry to take.
+        v.add(reg(20));
+        assert_eq!(count(&v, reg(20)), None);
+        v.remove(reg(20));
+        v.remove(reg(1));
+        assert_eq!(count(&v, reg(1)), Some(0));
+        // Now the zero entry is free for it.
+        v.add(reg(20));
+        assert_eq!(count(&v, reg(20)), Some(1));
+        assert_eq!(count(&v, reg(1)), None);
+        v.remove(reg(20));
+        v.remove(reg(20));
+        assert_eq!(count(&v, reg(20)), Some(0));
+    }
+}
