@@ -66,6 +66,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.group_unions,
     },
     Mechanism {
+        name: "long-value-order",
+        option: "long_value_order",
+        disable: |o| o.long_value_order = false,
+        counter: "long_order_assignments",
+        count: |s| s.long_order_assignments,
+    },
+    Mechanism {
         name: "evicting-local-split",
         option: "evicting_local_split",
         disable: |o| o.evicting_local_split = false,

@@ -45,6 +45,8 @@ fn main() {
             "evicting_local_split" => options.evicting_local_split = false,
             "csr_pre_split" => options.csr_pre_split = false,
             "hint_recoloring" => options.hint_recoloring = false,
+            "group_hints" => options.group_hints = false,
+            "long_value_order" => options.long_value_order = false,
             "copy_spilling" => options.copy_spilling = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,

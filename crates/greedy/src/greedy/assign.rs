@@ -186,8 +186,50 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // and a register a reservation rules out needs no probe: one set test each.
         let mut skip = hinted;
         skip.union_from(iv.fixed_conflicts);
-        let unprobed = self.order_for(iv).filter(|&p| !skip.contains(p));
-        self.ctx.matrix.first_free(unprobed, &iv.runs)
+        let c = iv.vreg.class() as usize;
+        let long = self.options.long_value_order && iv.segments.len() >= 2;
+        let order: &[PReg] = if long {
+            &self.ctx.long_order[c]
+        } else {
+            &self.out.order[c]
+        };
+        let limit = iv.limit;
+        let unprobed = order
+            .iter()
+            .copied()
+            .filter(|&p| p.hw_enc() < limit && !skip.contains(p));
+        let found = self.ctx.matrix.first_free(unprobed, &iv.runs);
+        if long && found.is_some() {
+            self.stats.long_order_assignments += 1;
+        }
+        found
+    }
+
+    /// Builds `long_order`, the order a value live across blocks tries: the preferred
+    /// registers from the back of the environment's list, stably sorted by how many
+    /// fixed-register operands of this function name each, then the non-preferred ones
+    /// as listed. Environments put first the registers that calls, returns and special
+    /// instructions name (Cranelift's x64 lists rax, rcx, rdx, rsi, rdi first), which
+    /// the short values beside those operands get anyway through their hints; a long
+    /// value in one of them collides with its fixed operands and is evicted or split
+    /// around them. Wasm corpus (1,449 functions): cost geomean against ion 0.8275 ->
+    /// 0.8236 from the back alone, 0.8232 with the count; summed 0.7142 -> 0.6999.
+    /// Weighting each operand by its block's frequency changed nothing measurable; every
+    /// value taking this order (the short ones too) was worse (0.8282), and so were the
+    /// short ones taking the most-named registers first (0.8250).
+    pub(crate) fn build_long_order(&mut self) {
+        let mut named = [0u32; PReg::NUM_INDEX];
+        for &(_, _, p, _) in &self.ctx.partners.fixed {
+            named[p.index()] += 1;
+        }
+        for (c, long) in self.ctx.long_order.iter_mut().enumerate() {
+            let order = &self.out.order[c];
+            let preferred = self.env.preferred_regs_by_class[c];
+            long.clear();
+            long.extend(order.iter().rev().filter(|p| preferred.contains(**p)));
+            long.sort_by_key(|p| named[p.index()]);
+            long.extend(order.iter().filter(|p| !preferred.contains(**p)));
+        }
     }
 }
 

@@ -57,6 +57,8 @@ pub(crate) struct GreedyCtx {
     pub partners: Partners,
     /// Copy-connected values with disjoint live ranges (`Options::group_hints`).
     pub(crate) groups: groups::CoalesceGroups,
+    /// The allocation order of values live across blocks (`build_long_order`).
+    pub long_order: [Vec<PReg>; 3],
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
@@ -95,6 +97,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             &self.an.freq,
             &self.an.live.copy_or_fixed_insts,
         );
+        if self.options.long_value_order {
+            self.build_long_order();
+        }
         if self.options.group_hints {
             self.stats.group_unions += self.ctx.groups.compute(
                 self.func.num_vregs(),
