@@ -47,6 +47,7 @@ fn main() {
             "hint_recoloring" => options.hint_recoloring = false,
             "group_hints" => options.group_hints = false,
             "long_value_order" => options.long_value_order = false,
+            "group_placement" => options.group_placement = false,
             "copy_spilling" => options.copy_spilling = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,

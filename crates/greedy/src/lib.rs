@@ -146,6 +146,9 @@ pub struct Options {
     /// inside one block keep the list's order. On the Wasm corpus it lowers the cost
     /// geomean against ion 0.8275 -> 0.8232 and the summed cost 0.7142 -> 0.6999.
     pub long_value_order: bool,
+    /// With `group_hints`: the first member of a coalescing group to be dequeued places
+    /// the whole group in one register free over all its members (`greedy::group_place`).
+    pub group_placement: bool,
     /// After hint recoloring, a value none of whose operands needs a register moves from
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
@@ -207,6 +210,7 @@ impl Default for Options {
             hint_recoloring: true,
             group_hints: true,
             long_value_order: true,
+            group_placement: true,
             copy_spilling: true,
             outside_hints: true,
             outside_stack_hints: true,
@@ -285,6 +289,8 @@ pub struct Stats {
     pub group_unions: usize,
     /// Values live across blocks assigned a register in `Options::long_value_order`.
     pub long_order_assignments: usize,
+    /// Coalescing groups placed in one register at once (`Options::group_placement`).
+    pub group_placements: usize,
     /// Values with no operand needing a register moved to the stack after the main loop,
     /// beside their spilled copy partners (`Options::copy_spilling`).
     pub copy_spills: usize,
@@ -488,6 +494,7 @@ impl std::ops::AddAssign for Stats {
             hint_exchanges,
             group_unions,
             long_order_assignments,
+            group_placements,
             copy_spills,
             moves_inserted,
             spill_stores,
@@ -526,6 +533,7 @@ impl std::ops::AddAssign for Stats {
         self.hint_exchanges += hint_exchanges;
         self.group_unions += group_unions;
         self.long_order_assignments += long_order_assignments;
+        self.group_placements += group_placements;
         self.copy_spills += copy_spills;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;

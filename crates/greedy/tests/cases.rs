@@ -8,7 +8,8 @@
 //! - `STAT >= N`: allocated, checked, and `Stats::STAT` (one of [`STATS`]) at least N.
 //!
 //! A `; with: OPTION` line turns on an `Options` flag that is off by default (one of
-//! [`OPTIONS`]) for that case.
+//! [`OPTIONS`]) for that case; a `; without: OPTION` line turns off one that is on (one of
+//! [`OFF_OPTIONS`]), for a case written for a mechanism that a later one made unneeded.
 //!
 //! The folder lives here, not in the testkit, because running a case needs this crate,
 //! which the testkit must not depend on. `regenerate_seed_cases` (ignored) rewrites the
@@ -49,17 +50,25 @@ type OptionSetter = fn(&mut Options);
 /// The off-by-default options a case may turn on with `; with: OPTION`.
 const OPTIONS: &[(&str, OptionSetter)] = &[];
 
-/// The default options with the case's `; with:` lines applied.
+/// The on-by-default options a case may turn off with `; without: OPTION`.
+const OFF_OPTIONS: &[(&str, OptionSetter)] = &[("group_placement", |o| o.group_placement = false)];
+
+/// The default options with the case's `; with:` and `; without:` lines applied.
 fn case_options(text: &str) -> Result<Options, String> {
     let mut options = Options::default();
     for line in text.lines() {
-        if let Some(name) = line.strip_prefix("; with:") {
-            let name = name.trim();
-            let Some((_, set)) = OPTIONS.iter().find(|(n, _)| *n == name) else {
-                return Err(format!("unknown option `{name}`"));
-            };
-            set(&mut options);
-        }
+        let (name, table) = if let Some(name) = line.strip_prefix("; with:") {
+            (name, OPTIONS)
+        } else if let Some(name) = line.strip_prefix("; without:") {
+            (name, OFF_OPTIONS)
+        } else {
+            continue;
+        };
+        let name = name.trim();
+        let Some((_, set)) = table.iter().find(|(n, _)| *n == name) else {
+            return Err(format!("unknown option `{name}`"));
+        };
+        set(&mut options);
     }
     Ok(options)
 }

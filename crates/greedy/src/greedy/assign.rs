@@ -239,7 +239,7 @@ const SCAN_MERGE: usize = 8;
 
 /// Sums the frequencies of hints naming one register into its first entry, adding in
 /// list order either way so that the sums do not depend on the method.
-fn merge_hints(hints: &mut Vec<(PReg, f32)>) {
+pub(super) fn merge_hints(hints: &mut Vec<(PReg, f32)>) {
     let mut out = 0;
     if hints.len() <= SCAN_MERGE {
         for i in 0..hints.len() {

@@ -1,7 +1,8 @@
 //! Coalescing groups (`Options::group_hints`): values joined by copies (block parameter
 //! ↔ branch argument, reuse def ↔ input) whose live ranges do not overlap, united
 //! transitively as ion's `merge` unites them into one bundle, heaviest copies first.
-//! Unlike ion we do not allocate a group as one unit: a group only hints. A value with
+//! A group of three or more may be placed in one register at once (`group_place.rs`);
+//! otherwise, and once any member is placed or split, a group only hints. A value with
 //! no copy partner in a register yet (the first of a chain of joins to be placed) would
 //! otherwise take the first free register, and the values a join's parameters are
 //! passed on to, placed before it, may sit in other registers: each edge of a permuted
@@ -15,7 +16,7 @@
 //! constant too: each group keeps the number of its members placed in each register
 //! (`Votes`), updated as their registers change.
 
-use crate::analysis::copies::Partners;
+use crate::analysis::copies::{CopySite, Partners};
 use crate::analysis::intervals::{LiveIntervals, Segment};
 use regalloc2::{PReg, VReg};
 
@@ -105,8 +106,10 @@ pub(crate) struct CoalesceGroups {
     freq_of: Vec<u8>,
     /// `sort_copies` scratch: the distinct frequency keys, in order of appearance.
     freqs: Vec<u32>,
-    /// `sort_copies` scratch when the frequencies are many: (key, copy index).
-    keys: Vec<u64>,
+    /// `sort_copies` scratch when the frequencies are many: (key, span, copy index).
+    keys: Vec<u128>,
+    /// `sort_copies` scratch: (span, copy index) of one frequency's copies.
+    span_keys: Vec<u64>,
     /// Per segment of the shorter list of a union: how many segments of the longer list
     /// precede it.
     at: Vec<u32>,
@@ -134,7 +137,7 @@ impl CoalesceGroups {
         if self.segments.len() < nv {
             self.segments.resize_with(nv, Vec::new);
         }
-        self.sort_copies(partners);
+        self.sort_copies(partners, intervals);
         let mut unions = 0;
         for k in 0..self.order.len().min(MAX_GROUP_COPIES) {
             let c = partners.copies[self.order[k] as usize];
@@ -170,17 +173,26 @@ impl CoalesceGroups {
         unions
     }
 
-    /// Fills `order`: heaviest copies first (ties in program order), as ion merges the
-    /// hottest moves' ends before others can take their place. Frequencies are powers of
-    /// ten by loop depth, so a function has a few distinct ones: a counting sort by them
-    /// keeps program order within each.
-    fn sort_copies(&mut self, partners: &Partners) {
+    /// Fills `order`: heaviest copies first, as ion merges the hottest moves' ends before
+    /// others can take their place; among equally hot copies, those whose two values live
+    /// in fewer block segments first (then program order). A value live across many
+    /// blocks overlaps many others: united first with a join parameter, it keeps out
+    /// every branch argument of the join's other edges that is defined while it is live
+    /// (bz2 #91, a function in 16 modules: a value passed on one of eight edges joined
+    /// the parameter and the seven fresh arguments could not). Frequencies are powers of
+    /// ten by loop depth, so a function has a few distinct ones: a counting sort by them,
+    /// then the copies that can be tried (`MAX_GROUP_COPIES`) ordered by span within
+    /// each frequency.
+    fn sort_copies(&mut self, partners: &Partners, intervals: &LiveIntervals) {
         // Orders frequencies as `f32::total_cmp` does, descending.
         let key = |freq: f32| {
             let bits = freq.to_bits();
             !(bits ^ ((((bits as i32) >> 31) as u32) >> 1) ^ 0x8000_0000)
         };
         let copies = &partners.copies;
+        let span = |c: &CopySite| {
+            (intervals.segments_of(c.a).len() + intervals.segments_of(c.b).len()) as u32
+        };
         self.order.clear();
         self.freqs.clear();
         self.freq_of.clear();
@@ -202,12 +214,9 @@ impl CoalesceGroups {
             // Keys are distinct (the low half is the index): an unstable sort is
             // deterministic.
             self.keys.clear();
-            self.keys.extend(
-                copies
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (u64::from(key(c.freq)) << 32) | i as u64),
-            );
+            self.keys.extend(copies.iter().enumerate().map(|(i, c)| {
+                (u128::from(key(c.freq)) << 64) | (u128::from(span(c)) << 32) | i as u128
+            }));
             self.keys.sort_unstable();
             self.order.extend(self.keys.iter().map(|&k| k as u32));
             return;
@@ -228,6 +237,36 @@ impl CoalesceGroups {
         for (i, &f) in self.freq_of.iter().enumerate() {
             self.order[start[f as usize] as usize] = i as u32;
             start[f as usize] += 1;
+        }
+        // `start[f]` is now the end of frequency `f`'s run. Within each run that reaches
+        // into the copies tried, the narrowest first: only those tried need their order,
+        // so the run straddling the limit is partitioned before its tried part is sorted.
+        let tried = copies.len().min(MAX_GROUP_COPIES);
+        let mut lo = 0;
+        for &f in &by_key[..n] {
+            let hi = start[f] as usize;
+            if lo >= tried {
+                break;
+            }
+            // (span, copy index) as one integer, each span looked up once.
+            let run = &mut self.order[lo..hi];
+            let keys = &mut self.span_keys;
+            keys.clear();
+            keys.extend(
+                run.iter()
+                    .map(|&i| (u64::from(span(&copies[i as usize])) << 32) | u64::from(i)),
+            );
+            if hi > tried {
+                let keep = tried - lo;
+                keys.select_nth_unstable(keep - 1);
+                keys[..keep].sort_unstable();
+            } else {
+                keys.sort_unstable();
+            }
+            for (slot, &k) in run.iter_mut().zip(keys.iter()) {
+                *slot = k as u32;
+            }
+            lo = hi;
         }
     }
 
@@ -354,6 +393,18 @@ impl CoalesceGroups {
         self.next
             .get(v.vreg())
             .is_some_and(|&n| n as usize != v.vreg())
+    }
+
+    /// The members of `v`'s group, `v` first (just `v` outside a group).
+    pub fn members(&self, v: VReg) -> impl Iterator<Item = VReg> + '_ {
+        let start = v.vreg() as u32;
+        let mut at = Some(start);
+        std::iter::from_fn(move || {
+            let m = at?;
+            let next = self.next.get(m as usize).copied().unwrap_or(m);
+            at = (next != start).then_some(next);
+            Some(VReg::new(m as usize, v.class()))
+        })
     }
 
     /// Records that the register for hints of `v`, in a group, changed from `old` to `new`.

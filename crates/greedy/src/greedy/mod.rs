@@ -9,6 +9,7 @@ mod copy_spill;
 mod csr;
 mod events;
 mod evict;
+mod group_place;
 mod groups;
 mod hint_recolor;
 pub(crate) mod interval;
@@ -51,6 +52,8 @@ pub(crate) struct GreedyCtx {
     /// scan an interval's uses for those only when this is set, the uses of long
     /// intervals being the bulk of a probe otherwise.
     pub vreg_fixed_uses: Vec<bool>,
+    /// Per vreg: its group was already considered for placement (`try_place_group`).
+    pub group_tried: Vec<bool>,
     pub matrix: InterferenceMatrix,
     pub queue: IntervalQueue,
     pub next_cascade: Cascade,
@@ -62,6 +65,8 @@ pub(crate) struct GreedyCtx {
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
+    /// The summed hints of a group's members (`try_place_group`).
+    pub scratch_group_hints: Vec<(PReg, f32)>,
     /// The uses of one split product, gathered before its list is made.
     pub scratch_uses: Vec<crate::analysis::intervals::UseSite>,
     pub(crate) recolor: recolor::RecolorCtx,
@@ -211,6 +216,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.vreg_hint_reg.resize(nv, None);
         ctx.vreg_fixed_uses.clear();
         ctx.vreg_fixed_uses.resize(nv, false);
+        ctx.group_tried.clear();
+        ctx.group_tried.resize(nv, false);
         ctx.matrix.reset(point_bound(self.func));
         ctx.queue.clear();
         ctx.next_cascade = 1;
@@ -365,6 +372,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         // Set when the only free register is an untouched callee-saved one that costs
         // more than spilling: eviction and recoloring then leave such registers alone.
         let mut avoid_csr = false;
+        if self.options.group_placement && self.try_place_group(id) {
+            return Ok(());
+        }
         if let Some(p) = self.try_assign(id) {
             if !self.declines_first_csr_use(id, p) {
                 if self.ctx.callee_saved.is_untouched(p) && self.try_csr_pre_split(id, p) {

@@ -88,6 +88,20 @@ impl IntervalQueue {
         self.heap.push(key(prio, id));
     }
 
+    /// Whether `id` is queued.
+    pub fn is_queued(&self, id: IntervalId) -> bool {
+        self.slots
+            .get(id.index())
+            .is_some_and(|s| s.current.is_some())
+    }
+
+    /// Takes `id` out of the queue (its heap entry is skipped when popped).
+    pub fn remove(&mut self, id: IntervalId) {
+        if let Some(slot) = self.slots.get_mut(id.index()) {
+            slot.current = None;
+        }
+    }
+
     /// The queued interval with the largest priority (lowest id among equals), and that
     /// priority.
     pub fn pop(&mut self) -> Option<(IntervalId, u64)> {

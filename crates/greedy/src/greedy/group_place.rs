@@ -1,0 +1,123 @@
+//! Group placement (`Options::group_placement`): the first member of a coalescing group
+//! to be dequeued places the whole group in one register when some register is free
+//! over every member, as ion allocates a merged bundle and LLVM's coalescer joins
+//! copies before allocation. A group that only hints (`Options::group_hints`) lets a
+//! value placed between two of its members take their register where they are not yet
+//! placed: a value live through a join passed on one edge takes the join parameter's
+//! register and every branch argument of the other edges, defined while it is live,
+//! misses it (bz2 #91, a function in 16 modules: a move on each of those edges).
+//! Placed members are ordinary assigned intervals: eviction, splitting and hint
+//! recoloring treat them like any other.
+
+use super::Allocator;
+use super::assign::merge_hints;
+use super::interval::{IntervalId, IntervalKind, Stage};
+use log::debug;
+use regalloc2::{Function, PReg};
+
+/// Members a group may have to be placed at once; larger groups only hint. (8: the
+/// Wasm geomean 0.8190 -> 0.8235; 128: as 32.)
+const MAX_PLACED_MEMBERS: usize = 32;
+/// Members a group needs to be placed at once. A pair gains little from it that the
+/// direct hint between its two values does not give, and placing pairs early took
+/// registers from heavier values at 4 registers per class (fuzz 0.7853 -> 0.7903, for
+/// Wasm 0.8190 -> 0.8182).
+const MIN_PLACED_MEMBERS: usize = 3;
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// Places `id`'s group in one register if every member is an unplaced, queued,
+    /// unsplit interval and one register is free over all of them; returns whether it did.
+    pub(crate) fn try_place_group(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        let v = iv.vreg;
+        if iv.stage != Stage::Assign
+            || !matches!(iv.kind, IntervalKind::Main)
+            || !self.ctx.groups.in_group(v)
+            || self.ctx.group_tried[v.vreg()]
+        {
+            return false;
+        }
+        let mut members = std::mem::take(&mut self.ctx.scratch_best);
+        members.clear();
+        let mut eligible = true;
+        for m in self.ctx.groups.members(v) {
+            self.ctx.group_tried[m.vreg()] = true;
+            let pieces = &self.ctx.vreg_pieces[m.vreg()];
+            let one = match pieces[..] {
+                [one] => one,
+                _ => {
+                    eligible = false;
+                    continue;
+                }
+            };
+            let piece = &self.ctx.intervals[one];
+            if members.len() == MAX_PLACED_MEMBERS
+                || piece.assigned.is_some()
+                || piece.stage != Stage::Assign
+                || !matches!(piece.kind, IntervalKind::Main)
+                || (one != id && !self.ctx.queue.is_queued(one))
+            {
+                eligible = false;
+            }
+            members.push(one);
+        }
+        let placed = eligible && members.len() >= MIN_PLACED_MEMBERS && {
+            // The group's preferences: every member's hints, summed per register.
+            let mut hints = std::mem::take(&mut self.ctx.scratch_group_hints);
+            hints.clear();
+            for &m in &members {
+                self.collect_hints(m);
+                hints.extend_from_slice(&self.ctx.scratch_hints);
+            }
+            merge_hints(&mut hints);
+            hints.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
+            let c = v.class() as usize;
+            let limit = members
+                .iter()
+                .map(|&m| self.ctx.intervals[m].limit)
+                .min()
+                .unwrap_or(0);
+            let long = self.options.long_value_order
+                && members
+                    .iter()
+                    .any(|&m| self.ctx.intervals[m].segments.len() >= 2);
+            let order: &[PReg] = if long {
+                &self.ctx.long_order[c]
+            } else {
+                &self.out.order[c]
+            };
+            let fits = |p: PReg| {
+                p.hw_enc() < limit
+                    && !self.ctx.callee_saved.is_untouched(p)
+                    && members.iter().all(|&m| {
+                        let m = &self.ctx.intervals[m];
+                        !m.fixed_conflicts.contains(p) && self.ctx.matrix.is_free(p, &m.runs)
+                    })
+            };
+            let found = hints
+                .iter()
+                .map(|&(p, _)| p)
+                .filter(|p| order.contains(p))
+                .chain(order.iter().copied())
+                .find(|&p| fits(p));
+            self.ctx.scratch_group_hints = hints;
+            match found {
+                Some(p) => {
+                    debug!(
+                        "{id} ({v}): its group of {} values placed in {p}",
+                        members.len()
+                    );
+                    for &m in &members {
+                        self.ctx.queue.remove(m);
+                        self.assign(m, p);
+                    }
+                    self.stats.group_placements += 1;
+                    true
+                }
+                None => false,
+            }
+        };
+        self.ctx.scratch_best = members;
+        placed
+    }
+}
