@@ -66,6 +66,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.group_unions,
     },
     Mechanism {
+        name: "group-placement",
+        option: "group_placement",
+        disable: |o| o.group_placement = false,
+        counter: "group_placements",
+        count: |s| s.group_placements,
+    },
+    Mechanism {
         name: "long-value-order",
         option: "long_value_order",
         disable: |o| o.long_value_order = false,

@@ -138,4 +138,23 @@ mod tests {
         assert_eq!(q.pop(), Some((b, 1)));
         assert_eq!(q.pop(), None);
     }
+
+    /// A removed interval is never popped, even when pushed twice before; pushed again
+    /// after its removal, it is queued once more.
+    #[test]
+    fn removed_interval_is_skipped() {
+        let mut q = IntervalQueue::default();
+        let (a, b) = (IntervalId::new(0), IntervalId::new(1));
+        q.push(a, 9);
+        q.push(a, 8);
+        q.push(b, 3);
+        assert!(q.is_queued(a));
+        q.remove(a);
+        assert!(!q.is_queued(a));
+        assert_eq!(q.pop(), Some((b, 3)));
+        assert_eq!(q.pop(), None);
+        q.push(a, 2);
+        assert!(q.is_queued(a));
+        assert_eq!(q.pop(), Some((a, 2)));
+    }
 }
