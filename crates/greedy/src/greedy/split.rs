@@ -243,7 +243,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             spans,
             modes,
             best_modes,
-            partial_links,
             partial_adj,
         } = scratch;
         let iv = &self.ctx.intervals[id];
@@ -554,18 +553,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         descent.charged.push(k as u32);
                     }
                 }
-                partial_links.clear();
-                for &(a, b, w) in links.iter() {
+                // The value's adjacency with the links cut here weighing nothing: a
+                // zero link changes no cost and flips no segment, and copying the lists
+                // costs less than sorting the kept links into new ones.
+                partial_adj.copy_from(adj);
+                for (i, &(a, b, w)) in links.iter().enumerate() {
                     match (modes[a], modes[b]) {
-                        (_, Mode::Tail(_)) => {}
+                        (_, Mode::Tail(_)) => partial_adj.zero(i),
                         (Mode::Head(_), _) => {
                             reg_cost[b] += w;
                             descent.charged.push(b as u32);
+                            partial_adj.zero(i);
                         }
-                        _ => partial_links.push((a, b, w)),
+                        _ => {}
                     }
                 }
-                partial_adj.fill(n, partial_links);
                 &*partial_adj
             } else {
                 &*adj
@@ -1837,7 +1839,6 @@ pub(crate) struct RegionScratch {
     modes: Vec<Mode>,
     best_modes: Vec<Mode>,
     /// The links and adjacency of a candidate that keeps some segment in part.
-    partial_links: Vec<(usize, usize, f32)>,
     partial_adj: Adjacency,
 }
 
@@ -1887,6 +1888,8 @@ struct Adjacency {
     fill: Vec<usize>,
     /// The links themselves: (from, to, weight).
     links: Vec<(u32, u32, f32)>,
+    /// Per link: its entries in `list`, in its source's and in its target's neighbours.
+    at: Vec<(u32, u32)>,
 }
 
 impl Adjacency {
@@ -1908,15 +1911,33 @@ impl Adjacency {
         let list = &mut self.list;
         list.clear();
         list.resize(2 * links.len(), (0, 0.0, false));
+        self.at.clear();
         for &(a, b, w) in links {
             list[fill[a]] = (b as u32, w, true);
-            fill[a] += 1;
             list[fill[b]] = (a as u32, w, false);
+            self.at.push((fill[a] as u32, fill[b] as u32));
+            fill[a] += 1;
             fill[b] += 1;
         }
         self.links.clear();
         self.links
             .extend(links.iter().map(|&(a, b, w)| (a as u32, b as u32, w)));
+    }
+
+    /// Becomes a copy of `other`.
+    fn copy_from(&mut self, other: &Adjacency) {
+        self.start.clone_from(&other.start);
+        self.list.clone_from(&other.list);
+        self.links.clone_from(&other.links);
+        self.at.clone_from(&other.at);
+    }
+
+    /// Link `i` (in the order `fill` was given them) weighs nothing from now on.
+    fn zero(&mut self, i: usize) {
+        let (x, y) = self.at[i];
+        self.list[x as usize].1 = 0.0;
+        self.list[y as usize].1 = 0.0;
+        self.links[i].2 = 0.0;
     }
 
     fn of(&self, k: usize) -> &[(u32, f32, bool)] {
