@@ -2050,4 +2050,86 @@ mod tests {
             "the bound met the descent's cost {tight} times in 500"
         );
     }
+
+    /// A copy of an adjacency with some links zeroed descends to the same labelling and
+    /// cost, and bounds them the same, as an adjacency built from the other links alone
+    /// (what a partial candidate's region split relies on).
+    #[test]
+    fn zeroed_links_are_dropped_links() {
+        let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let (mut full, mut zeroed, mut kept) = (
+            Adjacency::default(),
+            Adjacency::default(),
+            Adjacency::default(),
+        );
+        let (mut work_a, mut work_b) = (Descent::default(), Descent::default());
+        let mut dropped_some = 0;
+        for _ in 0..300 {
+            let n = 1 + next(80) as usize;
+            let weight = |x: u64| [0.0, 1.0, 2.0, 8.0, 16.0, 0.5][x as usize];
+            let stack: Vec<f32> = (0..n).map(|_| weight(next(6))).collect();
+            let boundary: Vec<f32> = (0..n)
+                .map(|_| if next(3) == 0 { weight(next(6)) } else { 0.0 })
+                .collect();
+            let mut links = Vec::new();
+            for a in 0..n {
+                for _ in 0..next(4) {
+                    let b = next(n as u64) as usize;
+                    if b != a {
+                        links.push((a, b, weight(1 + next(5))));
+                    }
+                }
+            }
+            let drop: Vec<bool> = links.iter().map(|_| next(3) == 0).collect();
+            full.fill(n, &links);
+            zeroed.copy_from(&full);
+            for (i, _) in drop.iter().enumerate().filter(|(_, d)| **d) {
+                zeroed.zero(i);
+            }
+            let kept_links: Vec<_> = links
+                .iter()
+                .zip(&drop)
+                .filter(|(_, d)| !**d)
+                .map(|(l, _)| *l)
+                .collect();
+            dropped_some += usize::from(kept_links.len() < links.len());
+            kept.fill(n, &kept_links);
+            let free: Vec<bool> = (0..n).map(|_| next(4) != 0).collect();
+            let words = bit_words(&free);
+            for work in [&mut work_a, &mut work_b] {
+                work.charged.clear();
+                work.charged
+                    .extend((0..n as u32).filter(|&k| boundary[k as usize] > 0.0));
+            }
+            let (mut label_a, mut label_b) = (free.clone(), free.clone());
+            let cost_a = descend(
+                &mut label_a,
+                &free,
+                &words,
+                &stack,
+                &boundary,
+                &zeroed,
+                &mut work_a,
+            );
+            let cost_b = descend(
+                &mut label_b,
+                &free,
+                &words,
+                &stack,
+                &boundary,
+                &kept,
+                &mut work_b,
+            );
+            assert_eq!(label_a, label_b);
+            assert_eq!(cost_a, cost_b);
+            assert_eq!(
+                lower_bound(&free, &stack, &boundary, &zeroed, &mut work_a),
+                lower_bound(&free, &stack, &boundary, &kept, &mut work_b)
+            );
+        }
+        assert!(
+            dropped_some >= 200,
+            "only {dropped_some} graphs lost a link"
+        );
+    }
 }
