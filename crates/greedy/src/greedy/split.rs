@@ -1968,6 +1968,36 @@ mod tests {
         own + reloads
     }
 
+    /// Segment count, stack costs, boundary costs and links of a test graph.
+    type Graph = (usize, Vec<f32>, Vec<f32>, Vec<(usize, usize, f32)>);
+
+    /// A random segment graph of 1 to `max` segments: stack costs, boundary costs (one
+    /// segment in `boundary_one_in` has one) and up to three links out of each segment.
+    fn random_graph(next: &mut impl FnMut(u64) -> u64, max: u64, boundary_one_in: u64) -> Graph {
+        let n = 1 + next(max) as usize;
+        let weight = |x: u64| [0.0, 1.0, 2.0, 8.0, 16.0, 0.5][x as usize];
+        let stack: Vec<f32> = (0..n).map(|_| weight(next(6))).collect();
+        let boundary: Vec<f32> = (0..n)
+            .map(|_| {
+                if next(boundary_one_in) == 0 {
+                    weight(next(6))
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mut links = Vec::new();
+        for a in 0..n {
+            for _ in 0..next(4) {
+                let b = next(n as u64) as usize;
+                if b != a {
+                    links.push((a, b, weight(1 + next(5))));
+                }
+            }
+        }
+        (n, stack, boundary, links)
+    }
+
     /// On random segment graphs, the descent returns the true cost of its labelling,
     /// keeps forced segments on the stack, and ends where no single free flip helps
     /// (unless it ran out of passes).
@@ -1979,21 +2009,7 @@ mod tests {
         let mut minima = 0;
         let mut tight = 0;
         for _ in 0..500 {
-            let n = 1 + next(150) as usize;
-            let weight = |x: u64| [0.0, 1.0, 2.0, 8.0, 16.0, 0.5][x as usize];
-            let stack: Vec<f32> = (0..n).map(|_| weight(next(6))).collect();
-            let boundary: Vec<f32> = (0..n)
-                .map(|_| if next(4) == 0 { weight(next(6)) } else { 0.0 })
-                .collect();
-            let mut links = Vec::new();
-            for a in 0..n {
-                for _ in 0..next(4) {
-                    let b = next(n as u64) as usize;
-                    if b != a {
-                        links.push((a, b, weight(1 + next(5))));
-                    }
-                }
-            }
+            let (n, stack, boundary, links) = random_graph(&mut next, 150, 4);
             adj.fill(n, &links);
             work.charged.clear();
             work.charged
@@ -2065,21 +2081,7 @@ mod tests {
         let (mut work_a, mut work_b) = (Descent::default(), Descent::default());
         let mut dropped_some = 0;
         for _ in 0..300 {
-            let n = 1 + next(80) as usize;
-            let weight = |x: u64| [0.0, 1.0, 2.0, 8.0, 16.0, 0.5][x as usize];
-            let stack: Vec<f32> = (0..n).map(|_| weight(next(6))).collect();
-            let boundary: Vec<f32> = (0..n)
-                .map(|_| if next(3) == 0 { weight(next(6)) } else { 0.0 })
-                .collect();
-            let mut links = Vec::new();
-            for a in 0..n {
-                for _ in 0..next(4) {
-                    let b = next(n as u64) as usize;
-                    if b != a {
-                        links.push((a, b, weight(1 + next(5))));
-                    }
-                }
-            }
+            let (n, stack, boundary, links) = random_graph(&mut next, 80, 3);
             let drop: Vec<bool> = links.iter().map(|_| next(3) == 0).collect();
             full.fill(n, &links);
             zeroed.copy_from(&full);
