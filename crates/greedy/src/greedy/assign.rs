@@ -6,7 +6,7 @@ use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
 use crate::analysis::intervals::{needs_register, point_inst};
 use log::debug;
-use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet};
+use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet, RegClass};
 
 /// Pieces of one value consulted for hints (see `collect_hints`).
 pub(crate) const MAX_PIECE_HINTS: usize = 16;
@@ -186,13 +186,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // and a register a reservation rules out needs no probe: one set test each.
         let mut skip = hinted;
         skip.union_from(iv.fixed_conflicts);
-        let c = iv.vreg.class() as usize;
         let long = self.options.long_value_order && iv.segments.len() >= 2;
-        let order: &[PReg] = if long {
-            &self.ctx.long_order[c]
-        } else {
-            &self.out.order[c]
-        };
+        let order = self.probe_order(iv.vreg.class(), long);
         let limit = iv.limit;
         let unprobed = order
             .iter()
@@ -203,6 +198,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.stats.long_order_assignments += 1;
         }
         found
+    }
+
+    /// The order free registers are probed in: `long_order` for a value live across
+    /// blocks (`Options::long_value_order`), else the allocation order.
+    pub(crate) fn probe_order(&self, class: RegClass, long: bool) -> &[PReg] {
+        if long {
+            &self.ctx.long_order[class as usize]
+        } else {
+            &self.out.order[class as usize]
+        }
     }
 
     /// Builds `long_order`, the order a value live across blocks tries: the preferred

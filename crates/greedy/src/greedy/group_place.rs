@@ -13,7 +13,7 @@ use super::Allocator;
 use super::assign::merge_hints;
 use super::interval::{IntervalId, IntervalKind, Stage};
 use log::debug;
-use regalloc2::{Function, PReg};
+use regalloc2::{Function, PReg, PRegSet};
 
 /// Members a group may have to be placed at once; larger groups only hint. (8: the
 /// Wasm geomean 0.8190 -> 0.8235; 128: as 32.)
@@ -71,7 +71,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             merge_hints(&mut hints);
             hints.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
-            let c = v.class() as usize;
             let limit = members
                 .iter()
                 .map(|&m| self.ctx.intervals[m].limit)
@@ -81,11 +80,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 && members
                     .iter()
                     .any(|&m| self.ctx.intervals[m].segments.len() >= 2);
-            let order: &[PReg] = if long {
-                &self.ctx.long_order[c]
-            } else {
-                &self.out.order[c]
-            };
+            let order = self.probe_order(v.class(), long);
             let fits = |p: PReg| {
                 p.hw_enc() < limit
                     && !self.ctx.callee_saved.is_untouched(p)
@@ -94,11 +89,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         !m.fixed_conflicts.contains(p) && self.ctx.matrix.is_free(p, &m.runs)
                     })
             };
+            // Hinted registers first, then the rest of the order, each probed once.
+            let mut hinted = PRegSet::empty();
+            for &(p, _) in &hints {
+                hinted.add(p);
+            }
             let found = hints
                 .iter()
                 .map(|&(p, _)| p)
                 .filter(|p| order.contains(p))
-                .chain(order.iter().copied())
+                .chain(order.iter().copied().filter(|&p| !hinted.contains(p)))
                 .find(|&p| fits(p));
             self.ctx.scratch_group_hints = hints;
             match found {
