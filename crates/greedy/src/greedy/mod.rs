@@ -372,7 +372,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         // Set when the only free register is an untouched callee-saved one that costs
         // more than spilling: eviction and recoloring then leave such registers alone.
         let mut avoid_csr = false;
-        if self.options.group_placement && self.try_place_group(id) {
+        // Groups are formed only with `group_hints`: without it the table holds an
+        // earlier function's groups.
+        if self.options.group_hints && self.options.group_placement && self.try_place_group(id) {
             return Ok(());
         }
         if let Some(p) = self.try_assign(id) {

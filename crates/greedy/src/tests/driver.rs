@@ -236,6 +236,48 @@ fn spilling_without_deferral_still_checks() {
     }
 }
 
+/// A context that formed coalescing groups for one function, then allocates others with
+/// group hints off: group placement, which reads those groups, stays off with them (the
+/// groups of the earlier function are not the later one's), and every allocation checks.
+#[test]
+fn group_placement_never_reads_another_functions_groups() {
+    use ragreedy_testkit::fuzzgen;
+    let e = fuzzgen::machine_env();
+    let opts = fuzzgen::fuzz_options();
+    let without_hints = crate::Options {
+        group_hints: false,
+        ..Default::default()
+    };
+    let mut ctx = crate::Context::new();
+    let mut placed = 0;
+    let mut pairs = 0;
+    for seed in 0..400u64 {
+        if pairs == 30 {
+            break;
+        }
+        let (Some(first), Some(next)) = (
+            fuzzgen::func_from_seed(2 * seed, &opts),
+            fuzzgen::func_from_seed(2 * seed + 1, &opts),
+        ) else {
+            continue;
+        };
+        if crate::run_with_context(&first, &e, &crate::Options::default(), &mut ctx).is_err() {
+            continue;
+        }
+        placed += ctx.stats().group_placements;
+        if let Ok(out) = crate::run_with_context(&next, &e, &without_hints, &mut ctx) {
+            ragreedy_testkit::check::check_output(&next, &e, &out).unwrap();
+            assert_eq!(ctx.stats().group_placements, 0, "seed {}", 2 * seed + 1);
+            pairs += 1;
+        }
+    }
+    // The first functions did form and place groups, so stale ones were there to read.
+    assert!(
+        placed > 0 && pairs == 30,
+        "{placed} placements, {pairs} pairs"
+    );
+}
+
 /// Two waves of values spilled under pressure, the second defined after the first died:
 /// the second wave reuses the first wave's slots.
 #[test]
