@@ -6,19 +6,23 @@ use super::interval::{Cascade, LiveInterval, SpillWeight, Stage};
 
 /// Orders the allocation queue: larger first.
 pub(crate) trait PriorityAdvisor {
-    /// `weighted_size` is Σ segment length × block frequency; `has_hint` says whether the
-    /// interval has a register preference (fixed operand or copy partner).
-    fn priority(&self, iv: &LiveInterval, weighted_size: f32, has_hint: bool) -> u64;
+    /// `weighted_size` is Σ segment length × block frequency; `local_fixed_hint` says
+    /// whether the interval lies in one block and has a fixed-register operand.
+    fn priority(&self, iv: &LiveInterval, weighted_size: f32, local_fixed_hint: bool) -> u64;
 }
 
 /// LLVM's default layout: intervals that already failed once (stage `Split`) wait until
-/// every other interval has been tried; among the rest, hinted intervals first, then by
-/// frequency-weighted size, so long and hot ranges pick registers before short ones.
+/// every other interval has been tried; among the rest, single-block intervals with a
+/// fixed-register operand first, then by frequency-weighted size, so long and hot ranges
+/// pick registers before short ones. LLVM raises every interval with a known register
+/// preference; raising values live across blocks for one fixed operand (or, worse, for
+/// copy partners, which nearly every Wasm value has) put short hinted values ahead of a
+/// hot value used everywhere, which then found every callee-saved register taken.
 pub(crate) struct DefaultPriority;
 
 impl PriorityAdvisor for DefaultPriority {
     #[inline]
-    fn priority(&self, iv: &LiveInterval, weighted_size: f32, has_hint: bool) -> u64 {
+    fn priority(&self, iv: &LiveInterval, weighted_size: f32, local_fixed_hint: bool) -> u64 {
         let size = (weighted_size.max(0.0) as u64).min((1 << 40) - 1);
         if iv.deferred {
             return 0;
@@ -26,7 +30,7 @@ impl PriorityAdvisor for DefaultPriority {
         if iv.stage == Stage::Split {
             return size;
         }
-        (1 << 63) | (u64::from(has_hint) << 62) | size
+        (1 << 63) | (u64::from(local_fixed_hint) << 62) | size
     }
 }
 

@@ -333,15 +333,20 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     /// The parts of `iv`'s priority its stage does not decide.
     fn shape_of(&self, iv: &LiveInterval) -> IntervalShape {
-        let has_hint = !self.ctx.partners.of(iv.vreg).is_empty()
-            || (self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
-                && iv
-                    .uses
-                    .iter()
-                    .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))));
+        // Only a value inside one block: there the fixed operand is most of its life,
+        // and it must claim that register before a longer value passes through. A value
+        // live across blocks is ordered by size like any other; its fixed operand still
+        // steers `try_assign`. Copy partners never count: at first enqueue none has a
+        // register, so they are no known preference (LLVM's condition for the bit).
+        let local_fixed_hint = iv.segments.len() == 1
+            && self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
+            && iv
+                .uses
+                .iter()
+                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
         IntervalShape {
             weighted_size: self.weighted_size(iv),
-            has_hint,
+            local_fixed_hint,
         }
     }
 
@@ -364,7 +369,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         };
         let prio = self
             .priority
-            .priority(iv, shape.weighted_size, shape.has_hint);
+            .priority(iv, shape.weighted_size, shape.local_fixed_hint);
         self.ctx.queue.push(id, prio);
     }
 

@@ -45,11 +45,11 @@ struct Slot {
 }
 
 /// What an interval's priority needs besides its stage: Σ segment length × block
-/// frequency, and whether it has a register preference.
+/// frequency, and whether it is a single-block interval with a fixed-register operand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct IntervalShape {
     pub weighted_size: f32,
-    pub has_hint: bool,
+    pub local_fixed_hint: bool,
 }
 
 impl IntervalQueue {

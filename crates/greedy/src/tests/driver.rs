@@ -524,10 +524,12 @@ fn value_with_only_stack_operands_gives_way() {
 
 /// `a`, which `p5` (outside the allocatable set at `env(2, 0)`) names, reused by `d`,
 /// which lives longer: `a` is defined in `p5` (`fixed_def`), or defined in any register
-/// and then read in `p5`. Returns the function and `p5`.
+/// and then read in `p5`. `a` lives into a second block, so that its fixed operand does
+/// not queue it ahead of `d` (only single-block intervals go ahead for one). Returns the
+/// function and `p5`.
 fn reuse_pair_named_outside(fixed_def: bool) -> (TestFunc, PReg) {
     let mut b = FuncBuilder::new();
-    let b0 = b.block();
+    let (b0, b1) = (b.block(), b.block());
     let (a, d) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
     let outside = PReg::new(5, RegClass::Int);
     if fixed_def {
@@ -536,12 +538,13 @@ fn reuse_pair_named_outside(fixed_def: bool) -> (TestFunc, PReg) {
         b.inst(b0, &[Operand::reg_def(a)]);
         b.inst(b0, &[Operand::reg_fixed_use(a, outside)]);
     }
-    b.inst(b0, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
+    b.jump(b0, b1, &[]);
+    b.inst(b1, &[Operand::reg_reuse_def(d, 1), Operand::reg_use(a)]);
     for _ in 0..4 {
-        b.inst(b0, &[]);
+        b.inst(b1, &[]);
     }
-    b.inst(b0, &[Operand::reg_use(d)]);
-    b.ret(b0, &[]);
+    b.inst(b1, &[Operand::reg_use(d)]);
+    b.ret(b1, &[]);
     (b.build().func, outside)
 }
 
