@@ -1137,6 +1137,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut cell_weight = vec![0.0f32; n_cells];
         let mut cell_first = vec![u32::MAX; n_cells];
         let mut cell_last = vec![0u32; n_cells];
+        // Per step from use `b` to `b + 1` (cells 2b + 1 and 2b + 2): what extending an
+        // evicting window over it adds, so the extension reads one entry per step.
+        let mut step_weight = vec![0.0f32; m - 1];
+        let mut step_first = vec![u32::MAX; m - 1];
+        let mut step_last = vec![0u32; m - 1];
         let mut occupants: Vec<(u32, u32, f32)> = Vec::new();
         // Operands per use instruction, for a window's estimated spill weight (as
         // `spill_weight` would compute it for the product, copies aside).
@@ -1194,6 +1199,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 };
                 cell_weight[c] = 0.0;
                 cell_first[c] = u32::MAX;
+                cell_last[c] = 0;
                 if cell.start >= cell.end {
                     continue;
                 }
@@ -1260,42 +1266,53 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !evicting {
                 continue;
             }
+            for b in 0..m - 1 {
+                let (x, y) = (2 * b + 1, 2 * b + 2);
+                step_weight[b] = cell_weight[x].max(cell_weight[y]);
+                step_first[b] = cell_first[x].min(cell_first[y]);
+                step_last[b] = cell_last[x].max(cell_last[y]);
+            }
             // Windows that evict: from each use, extended while the window's estimated
             // weight may still beat its heaviest occupant, over at most
             // `max_interference` occupants and `MAX_EVICTING_WINDOW` use instructions
-            // (bounded work per start).
+            // (bounded work per start). Only windows with at least as many uses as the
+            // best so far are weighed: fewer cannot replace it.
+            let mut need = best.map_or(0, |w| w.uses);
             for a in 0..m {
-                if best.is_some_and(|w| m - a < w.uses) {
+                if m - a < need {
                     break;
                 }
-                let (mut heaviest, mut first) = (cell_weight[2 * a], cell_first[2 * a]);
+                let (mut heaviest, mut first, mut last) =
+                    (cell_weight[2 * a], cell_first[2 * a], cell_last[2 * a]);
                 if heaviest.is_infinite() {
                     continue;
                 }
-                let mut last = cell_last[2 * a];
+                let end = (a + MAX_EVICTING_WINDOW).min(m);
+                // The operands the longest window from `a` holds: with the length so
+                // far, a bound on the estimate of every window from `a` not yet seen.
+                let ops_reach = freq * (ops_before[end] - ops_before[a]) as f32;
                 let mut b = a;
                 loop {
-                    let count = if first == u32::MAX {
-                        0
-                    } else {
-                        (last - first + 1) as usize
-                    };
-                    if count > max_interference {
+                    if first != u32::MAX && (last - first + 1) as usize > max_interference {
                         break;
                     }
-                    if heaviest > 0.0 && estimate(a, b) * HYSTERESIS > heaviest {
-                        consider(&mut best, a, b, heaviest);
-                    }
-                    if b + 1 >= m || b + 1 - a >= MAX_EVICTING_WINDOW {
-                        break;
-                    }
-                    for c in [2 * b + 1, 2 * b + 2] {
-                        heaviest = heaviest.max(cell_weight[c]);
-                        if cell_first[c] != u32::MAX {
-                            first = first.min(cell_first[c]);
-                            last = last.max(cell_last[c]);
+                    if heaviest > 0.0 && b + 1 - a >= need {
+                        let denom = window_of(a, b).len() as f32 / 2.0 + 25.0;
+                        // Heavier occupants and longer windows are all that follow.
+                        if ops_reach / denom * HYSTERESIS <= heaviest {
+                            break;
+                        }
+                        if estimate(a, b) * HYSTERESIS > heaviest {
+                            consider(&mut best, a, b, heaviest);
+                            need = best.map_or(0, |w| w.uses);
                         }
                     }
+                    if b + 1 >= end {
+                        break;
+                    }
+                    heaviest = heaviest.max(step_weight[b]);
+                    first = first.min(step_first[b]);
+                    last = last.max(step_last[b]);
                     if heaviest.is_infinite() {
                         break;
                     }
