@@ -1138,10 +1138,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut cell_first = vec![u32::MAX; n_cells];
         let mut cell_last = vec![0u32; n_cells];
         // Per step from use `b` to `b + 1` (cells 2b + 1 and 2b + 2): what extending an
-        // evicting window over it adds, so the extension reads one entry per step.
-        let mut step_weight = vec![0.0f32; m - 1];
-        let mut step_first = vec![u32::MAX; m - 1];
-        let mut step_last = vec![0u32; m - 1];
+        // evicting window over it adds (heaviest occupant, first and last occupant
+        // ordinals), so the extension reads one entry per step.
+        let mut steps = vec![(0.0f32, u32::MAX, 0u32); m - 1];
         let mut occupants: Vec<(u32, u32, f32)> = Vec::new();
         // Operands per use instruction, for a window's estimated spill weight (as
         // `spill_weight` would compute it for the product, copies aside).
@@ -1266,11 +1265,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !evicting {
                 continue;
             }
-            for b in 0..m - 1 {
+            for (b, step) in steps.iter_mut().enumerate() {
                 let (x, y) = (2 * b + 1, 2 * b + 2);
-                step_weight[b] = cell_weight[x].max(cell_weight[y]);
-                step_first[b] = cell_first[x].min(cell_first[y]);
-                step_last[b] = cell_last[x].max(cell_last[y]);
+                *step = (
+                    cell_weight[x].max(cell_weight[y]),
+                    cell_first[x].min(cell_first[y]),
+                    cell_last[x].max(cell_last[y]),
+                );
             }
             // Windows that evict: from each use, extended while the window's estimated
             // weight may still beat its heaviest occupant, over at most
@@ -1292,6 +1293,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // far, a bound on the estimate of every window from `a` not yet seen.
                 let ops_reach = freq * (ops_before[end] - ops_before[a]) as f32;
                 let mut b = a;
+                let mut ahead = steps[a..end - 1].iter();
                 loop {
                     if first != u32::MAX && (last - first + 1) as usize > max_interference {
                         break;
@@ -1307,13 +1309,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                             need = best.map_or(0, |w| w.uses);
                         }
                     }
-                    if b + 1 >= end {
+                    let Some(&(weight, step_first, step_last)) = ahead.next() else {
                         break;
+                    };
+                    // No weight is NaN: a plain comparison, not `f32::max`.
+                    if weight > heaviest {
+                        heaviest = weight;
                     }
-                    heaviest = heaviest.max(step_weight[b]);
-                    first = first.min(step_first[b]);
-                    last = last.max(step_last[b]);
-                    if heaviest.is_infinite() {
+                    first = first.min(step_first);
+                    last = last.max(step_last);
+                    if heaviest == f32::INFINITY {
                         break;
                     }
                     b += 1;
