@@ -139,6 +139,27 @@ mod tests {
         assert!(!a.may_evict(&urgent, &interval(f32::INFINITY, 0), 1));
     }
 
+    /// A single-block interval with a fixed operand goes before any larger one without;
+    /// otherwise larger first; a second-round (`Split`) interval after every first-round
+    /// one, however large; a deferred spill last of all.
+    #[test]
+    fn default_priority_layout() {
+        let a = DefaultPriority;
+        let fresh = interval(1.0, 0);
+        let hinted_small = a.priority(&fresh, 3.0, true);
+        let plain_large = a.priority(&fresh, 5000.0, false);
+        let plain_small = a.priority(&fresh, 3.0, false);
+        assert!(hinted_small > plain_large);
+        assert!(plain_large > plain_small);
+        let mut second = interval(1.0, 0);
+        second.stage = Stage::Split;
+        assert!(a.priority(&second, 1e9, true) < plain_small);
+        assert!(a.priority(&second, 10.0, false) > a.priority(&second, 3.0, false));
+        let mut deferred = interval(1.0, 0);
+        deferred.deferred = true;
+        assert_eq!(a.priority(&deferred, 1e9, true), 0);
+    }
+
     /// Fewer broken hints win before a lighter heaviest victim; an equal cost is not
     /// cheaper, so the register found first keeps a tie.
     #[test]

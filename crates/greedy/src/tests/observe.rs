@@ -185,3 +185,47 @@ fn no_observer_builds_no_event() {
     assert_eq!(built, 1);
     assert_eq!(events.len(), 1);
 }
+
+/// The queue's hint bit: `s`, inside one block with a fixed-register operand, is dequeued
+/// before `long`, which lives through three blocks and is larger; `long`, with no hint,
+/// before `p`, shorter, whose only preference is a copy partner (the block parameter it
+/// is passed to) and `f`, shorter, whose fixed operand is in a block it only passes
+/// through to the next.
+#[test]
+fn queue_raises_only_single_block_fixed_operands() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let (long, s, p, f) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    let param = b.vreg(RegClass::Int);
+    let b2 = b.block_with_params(&[param]);
+    let p0 = regalloc2::PReg::new(0, RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(long)]);
+    b.inst(b0, &[Operand::reg_fixed_def(s, p0)]);
+    b.inst(b0, &[Operand::reg_use(s)]);
+    b.inst(b0, &[Operand::reg_def(f)]);
+    b.inst(b0, &[Operand::reg_fixed_use(f, p0)]);
+    b.jump(b0, b1, &[]);
+    b.inst(b1, &[Operand::reg_use(f)]);
+    b.inst(b1, &[Operand::reg_def(p)]);
+    b.jump(b1, b2, &[p]);
+    b.inst(b2, &[Operand::reg_use(param)]);
+    b.inst(b2, &[]);
+    b.ret(b2, &[Operand::reg_use(long)]);
+    let func = b.build().func;
+    alloc_checked(&func, &env(4, 0));
+    let (_, _, events) = observed(&func, &env(4, 0));
+    let first_dequeue = |v: regalloc2::VReg| {
+        events
+            .iter()
+            .position(|e| matches!(e, Event::Dequeue { vreg, .. } if *vreg == v))
+            .unwrap_or_else(|| panic!("{v} never dequeued: {events:#?}"))
+    };
+    assert!(first_dequeue(s) < first_dequeue(long), "{events:#?}");
+    assert!(first_dequeue(long) < first_dequeue(p), "{events:#?}");
+    assert!(first_dequeue(long) < first_dequeue(f), "{events:#?}");
+}
