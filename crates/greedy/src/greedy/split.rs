@@ -1302,6 +1302,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         let denom = window_of(a, b).len() as f32 / 2.0 + 25.0;
                         // Heavier occupants and longer windows are all that follow.
                         if ops_reach / denom * HYSTERESIS <= heaviest {
+                            debug_assert!(
+                                (b + 1..end).all(|c| {
+                                    let h = steps[b..c]
+                                        .iter()
+                                        .fold(heaviest, |h, s| if s.0 > h { s.0 } else { h });
+                                    estimate(a, c) * HYSTERESIS <= h
+                                }),
+                                "the bound cut off a window that qualifies"
+                            );
                             break;
                         }
                         if estimate(a, b) * HYSTERESIS > heaviest {
