@@ -12,6 +12,8 @@
 //! reports it) and summed costs per module and per register count; `--out` writes one line per
 //! function for diffing two builds: name, greedy cost, ion cost, then greedy's weighted cost
 //! parts (moves, spills, reloads, stack moves, callee-saved) and ion's, tab-separated.
+//! `--base OLD.tsv` (an earlier `--out`) compares greedy's costs with that build's, function
+//! by function: how many got cheaper and dearer, and the largest changes either way.
 
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{check, corpus, cost, fuzzgen};
@@ -68,6 +70,7 @@ fn fuzz_cases(k: usize, count: usize, out: &mut Vec<Case>) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dumps, mut fuzz, mut count, mut out_path) = (None, Vec::new(), 200, None);
+    let mut base_path = None;
     while let Some(a) = args.next() {
         let mut value = || args.next().expect("missing value");
         match a.as_str() {
@@ -75,6 +78,7 @@ fn main() {
             "--fuzz" => fuzz = value().split(',').map(|k| k.parse().unwrap()).collect(),
             "--count" => count = value().parse().unwrap(),
             "--out" => out_path = Some(PathBuf::from(value())),
+            "--base" => base_path = Some(PathBuf::from(value())),
             _ => panic!("unknown argument {a}"),
         }
     }
@@ -141,6 +145,9 @@ fn main() {
         );
     }
     println!("failures={failures}");
+    if let Some(p) = base_path {
+        compare_with_base(&p, &lines);
+    }
     if let Some(p) = out_path {
         std::fs::File::create(p)
             .and_then(|mut f| f.write_all(lines.as_bytes()))
@@ -148,5 +155,49 @@ fn main() {
     }
     if failures > 0 {
         std::process::exit(1);
+    }
+}
+
+/// Greedy's cost per function in a `--out` file's text: name -> cost.
+fn greedy_costs(text: &str) -> BTreeMap<&str, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut fields = l.split('\t');
+            let name = fields.next()?;
+            Some((name, fields.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Prints how this build's costs (`lines`, as `--out` writes them) differ from `base`'s.
+fn compare_with_base(base: &Path, lines: &str) {
+    let old_text =
+        std::fs::read_to_string(base).unwrap_or_else(|e| panic!("--base {}: {e}", base.display()));
+    let (old, new) = (greedy_costs(&old_text), greedy_costs(lines));
+    // (change in cost, name, old, new) for the functions both builds allocated.
+    let mut changed: Vec<(i64, &str, u64, u64)> = new
+        .iter()
+        .filter_map(|(&name, &n)| {
+            let &o = old.get(name)?;
+            (o != n).then_some((n as i64 - o as i64, name, o, n))
+        })
+        .collect();
+    changed.sort();
+    let cheaper = changed.iter().filter(|c| c.0 < 0).count();
+    let log: f64 = changed
+        .iter()
+        .map(|&(_, _, o, n)| ((n + 1) as f64 / (o + 1) as f64).ln())
+        .sum();
+    println!(
+        "vs {}: {cheaper} cheaper, {} dearer, sum of log ratios {log:.3}",
+        base.display(),
+        changed.len() - cheaper
+    );
+    let shown = changed.len().min(5);
+    for &(d, name, o, n) in changed[..shown]
+        .iter()
+        .chain(&changed[changed.len() - shown..])
+    {
+        println!("  {name:44} {o} -> {n} ({d:+})");
     }
 }
