@@ -317,7 +317,8 @@ pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (
 pub(crate) struct LiveIntervals {
     /// Per vreg: range into `segments`. Each vreg owns room for one segment per block it
     /// is live into plus one for its defining block, and its range is the tail of that
-    /// room (the slot before it may be unused).
+    /// room (the slot before it may be unused). A vreg the function never mentions has
+    /// no room: `(0, 0)`, as in `vreg_uses`.
     vreg_segments: Vec<(u32, u32)>,
     segments: Vec<Segment>,
     /// Per vreg: range into `uses` (sorted by instruction, then slot).
@@ -362,28 +363,27 @@ impl LiveIntervals {
         // operands last to first: each vreg's segments (one per block it is live in) and
         // use sites arrive in strictly decreasing order, so each is written just before
         // the previous one, from the end of the vreg's room, and comes out sorted. The
-        // room is known up front: the live-in blocks and operands liveness counted.
+        // room is known up front: the live-in blocks and operands liveness counted. Only
+        // a vreg the function mentions has any; every other keeps the empty `(0, 0)`.
         self.vreg_segments.clear();
-        let mut end = 0u32;
-        self.vreg_segments
-            .extend(live.livein_count.iter().map(|&n| {
-                end += n + 1;
-                (end, end)
-            }));
+        self.vreg_segments.resize(nv, (0, 0));
+        self.vreg_uses.clear();
+        self.vreg_uses.resize(nv, (0, 0));
+        let (mut end, mut uses_end) = (0u32, 0u32);
+        for v in live.mentioned() {
+            end += live.livein_count[v] + 1;
+            self.vreg_segments[v] = (end, end);
+            uses_end += live.operand_count[v];
+            self.vreg_uses[v] = (uses_end, uses_end);
+        }
         // Only the slots `put_segment` writes are ever read, so what the last function
         // left in them needs no clearing.
         self.segments
             .resize(end as usize, Segment { start: 0, end: 0 });
-        self.vreg_uses.clear();
-        let mut end = 0u32;
-        self.vreg_uses.extend(live.operand_count.iter().map(|&n| {
-            end += n;
-            (end, end)
-        }));
         // Every slot is written by `record_site` (each vreg's room is exactly its
         // operands) before it is read.
         self.uses.resize(
-            end as usize,
+            uses_end as usize,
             UseSite {
                 inst: Inst::invalid(),
                 slot: 0,
@@ -415,21 +415,21 @@ impl LiveIntervals {
             self.scan_block(f, live, block, &mut copy_or_fixed)?;
         }
 
-        debug_assert!((0..nv).all(|v| {
-            let (a, b) = self.vreg_segments[v];
-            let prev_end = if v == 0 {
-                0
-            } else {
-                self.vreg_segments[v - 1].1
-            };
-            a >= prev_end
-                && b - prev_end == live.livein_count[v] + 1
-                && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
-        }));
-        debug_assert!(self.vreg_uses.iter().enumerate().all(|(v, &(a, b))| {
-            (v == 0 || self.vreg_uses[v - 1].1 == a)
-                && self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
-        }));
+        debug_assert!({
+            let (mut prev_end, mut prev_uses_end) = (0, 0);
+            live.mentioned().all(|v| {
+                let (a, b) = self.vreg_segments[v];
+                let (ua, ub) = self.vreg_uses[v];
+                let ok = a >= prev_end
+                    && b - prev_end == live.livein_count[v] + 1
+                    && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
+                    && ua == prev_uses_end
+                    && self.uses[ua as usize..ub as usize]
+                        .is_sorted_by_key(|u| (u.inst.index(), u.slot));
+                (prev_end, prev_uses_end) = (b, ub);
+                ok
+            })
+        });
 
         let points = f
             .num_insts()
@@ -807,6 +807,20 @@ pub(crate) fn group<T: Copy>(
     nv: usize,
     ranges: &mut Vec<(u32, u32)>,
     out: &mut Vec<T>,
+    order: impl FnMut(&mut [T]),
+) {
+    group_keys(raw, nv, 0..nv, ranges, out, order);
+}
+
+/// `group` where every vreg of `raw` is in `keys` (increasing): the walks over the
+/// ranges visit only those, and every other vreg's range is `(0, 0)`, empty. Most vregs
+/// a function numbers have no item.
+pub(crate) fn group_keys<T: Copy>(
+    raw: &[(u32, T)],
+    nv: usize,
+    keys: impl Iterator<Item = usize> + Clone,
+    ranges: &mut Vec<(u32, u32)>,
+    out: &mut Vec<T>,
     mut order: impl FnMut(&mut [T]),
 ) {
     ranges.clear();
@@ -816,11 +830,13 @@ pub(crate) fn group<T: Copy>(
     }
     // Each range becomes (start, start): `end` then advances as the items are placed.
     let mut start = 0;
-    for r in ranges.iter_mut() {
+    for v in keys.clone() {
+        let r = &mut ranges[v];
         let n = r.1;
         *r = (start, start);
         start += n;
     }
+    debug_assert_eq!(start as usize, raw.len(), "an item's vreg is not a key");
     out.clear();
     let Some(&(_, first)) = raw.first() else {
         return;
@@ -831,7 +847,8 @@ pub(crate) fn group<T: Copy>(
         out[r.1 as usize] = item;
         r.1 += 1;
     }
-    for &(a, b) in ranges.iter() {
+    for v in keys {
+        let (a, b) = ranges[v];
         if b - a > 1 {
             order(&mut out[a as usize..b as usize]);
         }

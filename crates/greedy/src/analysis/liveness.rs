@@ -60,6 +60,35 @@ pub(crate) struct Liveness {
     stack: Vec<Block>,
 }
 
+/// The set bits of a bitset over vregs, in increasing order (see `Liveness::mentioned`).
+#[derive(Clone)]
+pub(crate) struct Mentioned<'a> {
+    /// The current word and those after it.
+    words: &'a [u64],
+    /// The vreg of bit 0 of the current word.
+    base: usize,
+    /// The current word's bits not yet returned.
+    word: u64,
+}
+
+impl Iterator for Mentioned<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.word == 0 {
+            let rest = self.words.get(1..)?;
+            let &next = rest.first()?;
+            self.words = rest;
+            self.base += 64;
+            self.word = next;
+        }
+        let v = self.base + self.word.trailing_zeros() as usize;
+        self.word &= self.word - 1;
+        Some(v)
+    }
+}
+
 impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
@@ -70,6 +99,15 @@ impl Liveness {
     /// one, and the others need no search of their uses for them.
     pub fn has_stack_or_limit_operand(&self, v: VReg) -> bool {
         self.stack_or_limit[v.vreg() / 64] & (1 << (v.vreg() % 64)) != 0
+    }
+
+    /// The vregs the function mentions (`classed`), in increasing order.
+    pub fn mentioned(&self) -> Mentioned<'_> {
+        Mentioned {
+            words: &self.classed,
+            base: 0,
+            word: self.classed.first().copied().unwrap_or(0),
+        }
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).

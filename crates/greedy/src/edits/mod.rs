@@ -17,7 +17,7 @@ mod redundant;
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::intervals::reserved_at;
-use crate::analysis::intervals::{before, group, operand_points, point_inst};
+use crate::analysis::intervals::{before, group_keys, operand_points, point_inst};
 use crate::assignment::Assignment;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
@@ -141,10 +141,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 "a piece of v{v} is neither in a register nor in a slot"
             )));
         }
-        // A vreg's pieces are disjoint, so their starts are unique.
-        group(
+        // A vreg's pieces are disjoint, so their starts are unique. Only a vreg the
+        // function mentions has an interval, hence pieces.
+        group_keys(
             &self.a.pieces,
             self.func.num_vregs(),
+            self.an.live.mentioned(),
             &mut ctx.piece_range,
             &mut ctx.pieces,
             |run| run.sort_unstable_by_key(|&(s, _, _)| s),
@@ -685,8 +687,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// Moves between consecutive pieces of one value inside a block.
     fn piece_transitions(&mut self) {
         let cfg = &self.an.cfg;
-        for v in 0..self.ctx.piece_range.len() {
+        // Only a vreg with pieces (one the function mentions) can have a transition.
+        for v in self.an.live.mentioned() {
             let (a, b) = self.ctx.piece_range[v];
+            if b - a < 2 {
+                continue;
+            }
             log::trace!("v{v} pieces {:?}", &self.ctx.pieces[a as usize..b as usize]);
             for k in a as usize + 1..b as usize {
                 let (_, prev_end, from) = self.ctx.pieces[k - 1];
