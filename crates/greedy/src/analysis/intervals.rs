@@ -268,6 +268,17 @@ fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
     a + list[a..b].partition_point(|r| r.end <= p)
 }
 
+/// `op.as_fixed_nonallocatable()`, decoding the constraint only for an operand naming
+/// `VReg::MAX` (only a fixed non-allocatable operand does): the decode is a chain of
+/// tests on its bits, and almost every operand is an ordinary one.
+#[inline]
+pub(crate) fn fixed_nonallocatable(op: Operand) -> Option<PReg> {
+    if op.vreg().vreg() != VReg::MAX {
+        return None;
+    }
+    op.as_fixed_nonallocatable()
+}
+
 /// The vreg an instruction's reuse constraint copies from, if any.
 #[inline]
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
@@ -545,7 +556,7 @@ impl LiveIntervals {
                 // walk of their own (first to last, so that of two defs of one vreg
                 // the first decides, as below).
                 for (k, &op) in ops.iter().enumerate().rev() {
-                    if op.as_fixed_nonallocatable().is_some() {
+                    if fixed_nonallocatable(op).is_some() {
                         continue;
                     }
                     let (first, lastp) = operand_points(inst, op, None);
@@ -556,7 +567,7 @@ impl LiveIntervals {
                     }
                 }
                 for &op in ops {
-                    if op.kind() == OperandKind::Def && op.as_fixed_nonallocatable().is_none() {
+                    if op.kind() == OperandKind::Def && fixed_nonallocatable(op).is_none() {
                         let (first, _) = operand_points(inst, op, None);
                         self.def_segment(op.vreg().vreg(), inst, first, false, end, bstamp);
                     }
@@ -565,12 +576,12 @@ impl LiveIntervals {
             }
             let reused = reused_vreg(ops);
             for (k, &op) in ops.iter().enumerate().rev() {
-                if op.as_fixed_nonallocatable().is_none() {
+                if fixed_nonallocatable(op).is_none() {
                     self.record_site(inst, k, op, reused);
                 }
             }
             for &op in ops {
-                if op.kind() != OperandKind::Def || op.as_fixed_nonallocatable().is_some() {
+                if op.kind() != OperandKind::Def || fixed_nonallocatable(op).is_some() {
                     continue;
                 }
                 let v = op.vreg();
@@ -591,7 +602,7 @@ impl LiveIntervals {
                 self.def_segment(v.vreg(), inst, first, fixed, end, bstamp);
             }
             for &op in ops {
-                if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
+                if op.kind() != OperandKind::Use || fixed_nonallocatable(op).is_some() {
                     continue;
                 }
                 let v = op.vreg();

@@ -5,6 +5,7 @@
 //! fixpoint.
 
 use super::cfg::Cfg;
+use super::intervals::fixed_nonallocatable;
 use crate::lists::Lists;
 use regalloc2::{
     Block, Function, Inst, OperandConstraint, OperandKind, PRegSet, RegAllocError, RegClass, VReg,
@@ -192,7 +193,7 @@ impl Liveness {
                 }
                 self.num_operands += ops.len();
                 for (k, op) in ops.iter().enumerate() {
-                    if let Some(p) = op.as_fixed_nonallocatable() {
+                    if let Some(p) = fixed_nonallocatable(*op) {
                         if op.kind() == OperandKind::Def {
                             return Err(RegAllocError::SSA(op.vreg(), inst));
                         }

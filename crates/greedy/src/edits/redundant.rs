@@ -36,9 +36,10 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
+use crate::analysis::intervals::fixed_nonallocatable;
 use regalloc2::{
-    Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
-    PRegSet, ProgPoint, VReg,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, PRegSet,
+    ProgPoint,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -753,7 +754,7 @@ impl RedundantMoves {
         let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..][..ops.len()];
         debug_assert_eq!(allocs, out.inst_allocs(inst));
         for (op, &alloc) in ops.iter().zip(allocs) {
-            if op.kind() == OperandKind::Use && !nonallocatable(*op) {
+            if op.kind() == OperandKind::Use && fixed_nonallocatable(*op).is_none() {
                 let v = op.vreg().vreg() as u32;
                 self.holds.read_as(loc(alloc), v);
                 self.note_register(loc(alloc), v);
@@ -763,7 +764,7 @@ impl RedundantMoves {
             if op.kind() != OperandKind::Def {
                 continue;
             }
-            if nonallocatable(*op) {
+            if fixed_nonallocatable(*op).is_some() {
                 self.holds.remove(loc(alloc));
                 continue;
             }
@@ -784,13 +785,6 @@ impl RedundantMoves {
             }
         }
     }
-}
-
-/// `op.as_fixed_nonallocatable().is_some()`, without decoding the constraint of the
-/// common operand (only a fixed non-allocatable operand names `VReg::MAX`).
-#[inline]
-fn nonallocatable(op: Operand) -> bool {
-    op.vreg().vreg() == VReg::MAX && op.as_fixed_nonallocatable().is_some()
 }
 
 fn fresh(vreg: usize) -> Fact {
