@@ -270,10 +270,15 @@ fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
 
 /// `op.as_fixed_nonallocatable()`, decoding the constraint only for an operand naming
 /// `VReg::MAX` (only a fixed non-allocatable operand does): the decode is a chain of
-/// tests on its bits, and almost every operand is an ordinary one.
+/// tests on its bits, and almost every operand is an ordinary one. The vreg is read from
+/// the low 32 bits of the encoding (regalloc2's layout; checked against the decoded
+/// answer in debug builds), as `op.vreg()` decodes the class too, panic check included.
 #[inline]
 pub(crate) fn fixed_nonallocatable(op: Operand) -> Option<PReg> {
-    if op.vreg().vreg() != VReg::MAX {
+    let named = op.bits() as u32 as usize;
+    debug_assert_eq!(named, op.vreg().vreg());
+    if named != VReg::MAX {
+        debug_assert_eq!(op.as_fixed_nonallocatable(), None);
         return None;
     }
     op.as_fixed_nonallocatable()
