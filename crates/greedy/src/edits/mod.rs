@@ -25,11 +25,6 @@ use regalloc2::{
     OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
 };
 
-/// `EditsCtx::uniform` states.
-const UNIFORM_UNKNOWN: u8 = 0;
-const UNIFORM_NO: u8 = 1;
-const UNIFORM_YES: u8 = 2;
-
 /// Move groups at one `before(inst)` point, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -77,9 +72,8 @@ pub(crate) struct EditsCtx {
     stack_regs: PRegSet,
     /// Per vreg: `loc_forward`'s position in `pieces`.
     cursor: Vec<u32>,
-    /// Per vreg: whether all its home pieces share one location (`UNIFORM_*`), found on
-    /// first need (`uniform`); the location is then in `uniform_loc`.
-    uniform: Vec<u8>,
+    /// Per vreg: the one location all its home pieces share, if they share one, else
+    /// `Allocation::none()` (no piece is in none). See `uniform`.
     uniform_loc: Vec<Allocation>,
     /// Per block (by `scratch_offsets`): each live-in whose home pieces do not all share
     /// one location, with the index in `pieces` of the piece it is in at the block's
@@ -458,11 +452,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         tos_at.clear();
         self.reset_cursors();
         let nv = self.func.num_vregs();
-        self.ctx.uniform.clear();
-        self.ctx.uniform.resize(nv, UNIFORM_UNKNOWN);
-        if self.ctx.uniform_loc.len() < nv {
-            self.ctx.uniform_loc.resize(nv, Allocation::none());
-        }
+        self.find_uniform(nv);
         for s in 0..nb {
             let succ = Block::new(s);
             tos_at.push(tos.len() as u32);
@@ -511,12 +501,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if last_defines {
                     for &v in self.an.live.livein[s].iter() {
                         // Decided by the walk over successors above.
-                        debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
-                        let to = if self.ctx.uniform[v.vreg()] == UNIFORM_YES {
+                        let to = if let Some(home) = self.uniform(v) {
                             if self.an.live.def_inst(v) != Some(last) {
                                 continue;
                             }
-                            self.ctx.uniform_loc[v.vreg()]
+                            home
                         } else {
                             at += 1;
                             self.ctx.pieces[tos[at - 1].1 as usize].2
@@ -588,23 +577,32 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// The one location all of `v`'s home pieces share, if they share one. Such a value
     /// is where every edge wants it (unless a block ends with its def, where
     /// `loc_at_end` reads the def operand instead): edge moves skip it without a lookup.
-    /// Found on first need: most vregs of a small function are live into no block.
     #[inline]
-    fn uniform(&mut self, v: VReg) -> Option<Allocation> {
+    fn uniform(&self, v: VReg) -> Option<Allocation> {
+        let l = self.ctx.uniform_loc[v.vreg()];
+        (!l.is_none()).then_some(l)
+    }
+
+    /// Fills `uniform_loc` for the `nv` vregs. Only a value live into some block is ever
+    /// asked about (most are live into none), and each is asked about once per block it
+    /// is live into, twice: so decided up front, once.
+    fn find_uniform(&mut self, nv: usize) {
         let ctx = &mut *self.ctx;
-        let i = v.vreg();
-        if ctx.uniform[i] == UNIFORM_UNKNOWN {
-            let (a, b) = ctx.piece_range[i];
+        ctx.uniform_loc.clear();
+        ctx.uniform_loc.resize(nv, Allocation::none());
+        let live = &self.an.live;
+        for v in live.mentioned() {
+            if live.livein_count[v] == 0 {
+                continue;
+            }
+            let (a, b) = ctx.piece_range[v];
             let run = &ctx.pieces[a as usize..b as usize];
-            ctx.uniform[i] = UNIFORM_NO;
             if let Some(&(_, _, first)) = run.first()
                 && run[1..].iter().all(|&(_, _, l)| l == first)
             {
-                ctx.uniform[i] = UNIFORM_YES;
-                ctx.uniform_loc[i] = first;
+                ctx.uniform_loc[v] = first;
             }
         }
-        (ctx.uniform[i] == UNIFORM_YES).then(|| ctx.uniform_loc[i])
     }
 
     fn reset_cursors(&mut self) {
