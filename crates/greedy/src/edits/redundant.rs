@@ -68,14 +68,14 @@ const MAX_PASSES: usize = 4;
 
 /// A location as a dense index: registers by `PReg` index, then the empty allocation,
 /// then stack slots by slot index (both bounded by the function's own numbering).
+/// The kind is decoded once (`as_reg` and `as_stack` would each decode it again).
 #[inline]
 fn loc(a: Allocation) -> u32 {
+    let i = a.index() as u32;
     match a.kind() {
-        AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index() as u32),
+        AllocationKind::Reg => i,
         AllocationKind::None => PReg::NUM_INDEX as u32,
-        AllocationKind::Stack => {
-            PReg::NUM_INDEX as u32 + 1 + a.as_stack().map_or(0, |s| s.index() as u32)
-        }
+        AllocationKind::Stack => PReg::NUM_INDEX as u32 + 1 + i,
     }
 }
 
@@ -141,8 +141,10 @@ impl Holds {
     /// unknown holds `vreg` (nothing wrote them since they took the same value).
     #[inline]
     fn read_as(&mut self, l: u32, vreg: u32) {
-        // Unknowns are only ever written in this block: the entry facts hold none.
-        if let Some(&(g, Some(f))) = self.table.get(l as usize)
+        // Unknowns are only ever written in this block: the entry facts hold none, and
+        // most blocks make none.
+        if !self.unknown_value.is_empty()
+            && let Some(&(g, Some(f))) = self.table.get(l as usize)
             && g == self.generation
             && let Some(k) = f.vreg.checked_sub(self.unknown_base)
             && self.unknown_value[k as usize] == NO_VREG
@@ -781,7 +783,7 @@ impl RedundantMoves {
         // Most instructions clobber nothing: no walk over the set's words for those.
         if clobbers != PRegSet::empty() {
             for clobber in clobbers {
-                self.holds.remove(loc(Allocation::reg(clobber)));
+                self.holds.remove(clobber.index() as u32);
             }
         }
     }
