@@ -393,21 +393,26 @@ impl LiveIntervals {
             self.vreg_uses[v] = (uses_end, uses_end);
         }
         // Only the slots `put_segment` writes are ever read, so what the last function
-        // left in them needs no clearing.
-        self.segments
-            .resize(end as usize, Segment { start: 0, end: 0 });
+        // left in them needs no clearing, and a longer table than this function needs
+        // is kept as it is (cutting it would make the next larger function refill it).
+        if self.segments.len() < end as usize {
+            self.segments
+                .resize(end as usize, Segment { start: 0, end: 0 });
+        }
         // Every slot is written by `record_site` (each vreg's room is exactly its
         // operands) before it is read.
-        self.uses.resize(
-            uses_end as usize,
-            UseSite {
-                inst: Inst::invalid(),
-                slot: 0,
-                operand: Operand::any_use(VReg::new(0, RegClass::Int)),
-                first: 0,
-                last: 0,
-            },
-        );
+        if self.uses.len() < uses_end as usize {
+            self.uses.resize(
+                uses_end as usize,
+                UseSite {
+                    inst: Inst::invalid(),
+                    slot: 0,
+                    operand: Operand::any_use(VReg::new(0, RegClass::Int)),
+                    first: 0,
+                    last: 0,
+                },
+            );
+        }
         self.open_end.clear();
         self.open_end.resize(nv, NOT_OPEN);
         self.def_stamp.clear();
