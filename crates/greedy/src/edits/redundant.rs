@@ -350,7 +350,11 @@ impl RedundantMoves {
             self.preds_changed.resize(nb, true);
             self.assumed.clear();
             self.assumed.resize(nb, None);
-            self.carry.resize(f.num_vregs(), 0);
+            // Entries are stamped with `epoch`, so stale ones need no clearing, and a
+            // longer table than this function needs is kept.
+            if self.carry.len() < f.num_vregs() {
+                self.carry.resize(f.num_vregs(), 0);
+            }
             let mut passes = 1;
             loop {
                 let removed = self.pass(f, an, &edits, out, true, passes == 1);
