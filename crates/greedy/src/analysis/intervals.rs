@@ -82,11 +82,16 @@ pub(crate) struct Reservation {
 /// `k * BUCKET_POINTS`. A caller-saved register carries a clobber per call, thousands in a
 /// big function, and register probes ask "the first reservation ending after p" for every
 /// candidate of every interval; the index turns that search into a lookup and a short scan.
+/// A list of at most `SHORT_RESERVATIONS` has none (`bucket` empty).
 #[derive(Default)]
 pub(crate) struct RegReservations {
     list: Vec<Reservation>,
     bucket: Vec<u32>,
 }
+
+/// Reservations up to which a register's list gets no index (`first_ending_after` scans
+/// them, never past its gallop threshold).
+const SHORT_RESERVATIONS: usize = 8;
 
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
@@ -105,6 +110,8 @@ impl RegReservations {
         let n = list.len();
         let mut i = match self.bucket.get((p / BUCKET_POINTS) as usize) {
             Some(&b) => lo.max(b as usize),
+            // A short list has no index: the scan below covers it.
+            None if self.bucket.is_empty() => lo,
             None => lo.max(n),
         };
         // Within a bucket the scan is short (one clobber per instruction at most); past a
@@ -122,6 +129,11 @@ impl RegReservations {
 
     fn build_index(&mut self, points: Point) {
         let list = &self.list;
+        if list.len() <= SHORT_RESERVATIONS {
+            // An index over every bucket of the function would cost more than the scans.
+            self.bucket.clear();
+            return;
+        }
         bucket_index(&mut self.bucket, points, list.len(), |i| list[i].end);
     }
 }
