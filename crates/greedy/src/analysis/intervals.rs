@@ -351,6 +351,10 @@ pub(crate) struct LiveIntervals {
     segments: Vec<Segment>,
     /// Per vreg: range into `uses` (sorted by instruction, then slot).
     vreg_uses: Vec<(u32, u32)>,
+    /// The vregs the last `build` gave room: between builds, the only entries of
+    /// `vreg_segments` and `vreg_uses` not `(0, 0)`. Both tables only grow, and are
+    /// reset through this list rather than whole (most vregs are never mentioned).
+    laid_out: Vec<u32>,
     uses: Vec<UseSite>,
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
@@ -393,16 +397,28 @@ impl LiveIntervals {
         // the previous one, from the end of the vreg's room, and comes out sorted. The
         // room is known up front: the live-in blocks and operands liveness counted. Only
         // a vreg the function mentions has any; every other keeps the empty `(0, 0)`.
-        self.vreg_segments.clear();
-        self.vreg_segments.resize(nv, (0, 0));
-        self.vreg_uses.clear();
-        self.vreg_uses.resize(nv, (0, 0));
+        for &v in &self.laid_out {
+            self.vreg_segments[v as usize] = (0, 0);
+            self.vreg_uses[v as usize] = (0, 0);
+        }
+        debug_assert!(
+            self.vreg_segments
+                .iter()
+                .chain(&self.vreg_uses)
+                .all(|&r| r == (0, 0))
+        );
+        if self.vreg_segments.len() < nv {
+            self.vreg_segments.resize(nv, (0, 0));
+            self.vreg_uses.resize(nv, (0, 0));
+        }
+        self.laid_out.clear();
         let (mut end, mut uses_end) = (0u32, 0u32);
         for v in live.mentioned() {
             end += live.livein_count[v] + 1;
             self.vreg_segments[v] = (end, end);
             uses_end += live.operand_count[v];
             self.vreg_uses[v] = (uses_end, uses_end);
+            self.laid_out.push(v as u32);
         }
         // Only the slots `put_segment` writes are ever read, so what the last function
         // left in them needs no clearing, and a longer table than this function needs
