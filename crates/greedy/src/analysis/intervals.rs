@@ -60,6 +60,10 @@ pub(crate) struct UseSite {
     pub first: Point,
     /// Last point at which it must be there.
     pub last: Point,
+    /// Whether a reuse def of the instruction names this operand (its input): see
+    /// `needs_register`. Found while the intervals are built, where the instruction's
+    /// operands are at hand.
+    pub reused_input: bool,
 }
 
 impl UseSite {
@@ -296,6 +300,15 @@ pub(crate) fn fixed_nonallocatable(op: Operand) -> Option<PReg> {
     op.as_fixed_nonallocatable()
 }
 
+/// The operands some reuse def of an instruction names, as bits by operand index (a
+/// reuse constraint names one of the first 32).
+fn reused_inputs(ops: &[Operand]) -> u32 {
+    ops.iter().fold(0, |m, op| match op.constraint() {
+        OperandConstraint::Reuse(j) => m | 1u32.checked_shl(j as u32).unwrap_or(0),
+        _ => m,
+    })
+}
+
 /// The vreg an instruction's reuse constraint copies from, if any.
 #[inline]
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
@@ -310,13 +323,15 @@ pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
 /// reused input of a two-address instruction is read from the output's register, which
 /// the reuse copy fills.
 pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> bool {
+    debug_assert_eq!(
+        u.reused_input,
+        func.inst_operands(u.inst)
+            .iter()
+            .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+    );
     match u.operand.constraint() {
         OperandConstraint::Reg | OperandConstraint::Limit(_) => {
-            u.operand.kind() == OperandKind::Def
-                || !func
-                    .inst_operands(u.inst)
-                    .iter()
-                    .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+            u.operand.kind() == OperandKind::Def || !u.reused_input
         }
         OperandConstraint::Reuse(_) => true,
         OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => false,
@@ -427,7 +442,7 @@ impl LiveIntervals {
             self.segments
                 .resize(end as usize, Segment { start: 0, end: 0 });
         }
-        // Every slot is written by `record_site` (each vreg's room is exactly its
+        // Every slot is written by `put_site` (each vreg's room is exactly its
         // operands) before it is read.
         if self.uses.len() < uses_end as usize {
             self.uses.resize(
@@ -438,6 +453,7 @@ impl LiveIntervals {
                     operand: Operand::any_use(VReg::new(0, RegClass::Int)),
                     first: 0,
                     last: 0,
+                    reused_input: false,
                 },
             );
         }
@@ -598,7 +614,7 @@ impl LiveIntervals {
                         continue;
                     }
                     let (first, lastp) = operand_points(inst, op, None);
-                    self.put_site(inst, k, op, first, lastp);
+                    self.put_site(inst, k, op, (first, lastp), false);
                     let v = op.vreg().vreg();
                     if op.kind() == OperandKind::Use && self.out_stamp[v] != bstamp {
                         self.open_until(v, lastp + 1);
@@ -613,9 +629,12 @@ impl LiveIntervals {
                 continue;
             }
             let reused = reused_vreg(ops);
+            let inputs = reused_inputs(ops);
             for (k, &op) in ops.iter().enumerate().rev() {
                 if fixed_nonallocatable(op).is_none() {
-                    self.record_site(inst, k, op, reused);
+                    let points = operand_points(inst, op, reused);
+                    let input = inputs.checked_shr(k as u32).is_some_and(|m| m & 1 != 0);
+                    self.put_site(inst, k, op, points, input);
                 }
             }
             for &op in ops {
@@ -683,23 +702,24 @@ impl LiveIntervals {
         self.fixed[p.index()].list.push(r);
     }
 
-    /// Records operand `k` of `inst` as a site of its vreg.
+    /// Writes `op`'s site (operand `k` of `inst`, needed over `[first, last]`, the
+    /// input of a reuse def if `reused_input`) just before its vreg's previous one.
     #[inline]
-    fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
-        let (first, last) = operand_points(inst, op, reused);
-        self.put_site(inst, k, op, first, last);
-    }
-
-    /// Writes `op`'s site (operand `k` of `inst`, needed over `[first, last]`) just
-    /// before its vreg's previous one.
-    #[inline]
-    fn put_site(&mut self, inst: Inst, k: usize, op: Operand, first: Point, last: Point) {
+    fn put_site(
+        &mut self,
+        inst: Inst,
+        k: usize,
+        op: Operand,
+        (first, last): (Point, Point),
+        reused_input: bool,
+    ) {
         let site = UseSite {
             inst,
             slot: k as u16,
             operand: op,
             first,
             last,
+            reused_input,
         };
         let r = &mut self.vreg_uses[op.vreg().vreg()];
         r.0 -= 1;
