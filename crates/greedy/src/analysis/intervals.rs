@@ -248,6 +248,14 @@ impl FixedIndex {
         let mut regs = PRegSet::empty();
         let mut i = 0;
         for r in runs {
+            // Entries before `i` cannot reach past an earlier run's start, so not into
+            // this run; if the one at `i` starts after this run ends, so do all after it
+            // (they are sorted by start), and the run needs no search.
+            match self.entries.get(i) {
+                None => break,
+                Some(e) if e.start >= r.end => continue,
+                Some(_) => {}
+            }
             // Entries starting at or before `r.start - max_len` end by `r.start`.
             i = self.first_reaching_past(i, r.start);
             debug_assert_eq!(
