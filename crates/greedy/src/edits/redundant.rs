@@ -280,8 +280,9 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether its replay may matter (see `mark_unneeded_tails`).
     needed: Vec<bool>,
     stack: Vec<Block>,
-    /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
-    /// about values no successor carries in are dropped on entry to the successor.
+    /// Per block: its facts at the end, (location, vreg) sorted by location (none for
+    /// an exit, which no block reads). Facts about values no successor carries in are
+    /// dropped on entry to the successor.
     end_state: States,
     /// Per block with several predecessors: the facts it started with when last
     /// replayed. A later pass replays it again only if they changed: its end state and
@@ -467,7 +468,8 @@ impl RedundantMoves {
                 }
             }
             self.block_removed[b.index()] = removed;
-            if cross_block {
+            // Only successors read a block's end state: an exit's is never needed.
+            if cross_block && !f.block_succs(b).is_empty() {
                 let state = &mut self.scratch_state;
                 self.holds.facts_into(state);
                 if state[..] != *self.end_state.get(b.index()) {
