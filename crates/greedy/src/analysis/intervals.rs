@@ -595,15 +595,15 @@ impl LiveIntervals {
             if clobbers != PRegSet::empty() {
                 self.fixed_index
                     .push(b + 1, b + 2, VReg::invalid(), clobbers);
-                for clobber in clobbers {
-                    self.reserve(
-                        clobber,
-                        Reservation {
-                            start: b + 1,
-                            end: b + 2,
-                            owner: VReg::invalid(),
-                        },
-                    );
+                // `reserve` for each, without its per-register owner test and set update.
+                self.fixed_used.union_from(clobbers);
+                let clobber = Reservation {
+                    start: b + 1,
+                    end: b + 2,
+                    owner: VReg::invalid(),
+                };
+                for p in clobbers {
+                    self.fixed[p.index()].list.push(clobber);
                 }
             }
             let listed = &live.copy_or_fixed_insts;
