@@ -564,10 +564,11 @@ impl LiveIntervals {
         // it: its segment is the whole block unless an instruction here defines it, in
         // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
         // them apart.
-        for &succ in f.block_succs(block) {
+        for (i, &succ) in f.block_succs(block).iter().enumerate() {
             for &v in &live.livein[succ.index()] {
                 let vi = v.vreg();
-                if self.out_stamp[vi] == bstamp {
+                // The first successor's live-ins are distinct, and none is stamped yet.
+                if i > 0 && self.out_stamp[vi] == bstamp {
                     continue;
                 }
                 self.out_stamp[vi] = bstamp;
