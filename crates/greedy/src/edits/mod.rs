@@ -21,8 +21,9 @@ use crate::analysis::intervals::{before, group_keys, operand_points, point_inst}
 use crate::assignment::Assignment;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
-    Allocation, Block, Edit, Function, Inst, MachineEnv, Operand, OperandConstraint, OperandKind,
-    OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, MachineEnv, Operand,
+    OperandConstraint, OperandKind, OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError,
+    RegClass, VReg,
 };
 
 /// Move groups at one `before(inst)` point, in execution order.
@@ -130,7 +131,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 
     fn collect_pieces(&mut self) -> Result<(), RegAllocError> {
         let ctx = &mut *self.ctx;
-        if let Some(&(v, _)) = self.a.pieces.iter().find(|(_, (_, _, loc))| loc.is_none()) {
+        // Compared whole: `is_none` decodes the kind, with its panic check.
+        let none = Allocation::none();
+        if let Some(&(v, _)) = self.a.pieces.iter().find(|(_, (_, _, loc))| *loc == none) {
             return Err(broken(format_args!(
                 "a piece of v{v} is neither in a register nor in a slot"
             )));
@@ -580,7 +583,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     #[inline]
     fn uniform(&self, v: VReg) -> Option<Allocation> {
         let l = self.ctx.uniform_loc[v.vreg()];
-        (!l.is_none()).then_some(l)
+        (l != Allocation::none()).then_some(l)
     }
 
     /// Fills `uniform_loc` for the `nv` vregs. Only a value live into some block is ever
@@ -869,7 +872,12 @@ fn broken(what: std::fmt::Arguments<'_>) -> RegAllocError {
 }
 
 fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
-    a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
+    // The kind decoded once (`is_stack` and `as_reg` would each decode it).
+    match a.kind() {
+        AllocationKind::Stack => true,
+        AllocationKind::Reg => stack_regs.contains(PReg::from_index(a.index())),
+        AllocationKind::None => false,
+    }
 }
 
 /// The program points whose occupants must survive a move group at `point`: the ones
