@@ -177,8 +177,12 @@ impl Partners {
             }
         }
         debug_assert!(p.site_range.iter().chain(&p.range).all(|&r| r == (0, 0)));
-        p.site_range.resize(nv, (0, 0));
-        p.range.resize(nv, (0, 0));
+        // Longer tables than `nv` are kept: cut, they would be filled again by the next
+        // larger function.
+        if p.site_range.len() < nv {
+            p.site_range.resize(nv, (0, 0));
+            p.range.resize(nv, (0, 0));
+        }
         p.touched.clear();
         for &(v, _) in &p.raw_sites {
             let r = &mut p.site_range[v as usize];

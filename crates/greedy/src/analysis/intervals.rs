@@ -60,6 +60,10 @@ pub(crate) struct UseSite {
     pub first: Point,
     /// Last point at which it must be there.
     pub last: Point,
+    /// Whether a reuse def of the instruction names this operand (its input): see
+    /// `needs_register`. Found while the intervals are built, where the instruction's
+    /// operands are at hand.
+    pub reused_input: bool,
 }
 
 impl UseSite {
@@ -82,11 +86,16 @@ pub(crate) struct Reservation {
 /// `k * BUCKET_POINTS`. A caller-saved register carries a clobber per call, thousands in a
 /// big function, and register probes ask "the first reservation ending after p" for every
 /// candidate of every interval; the index turns that search into a lookup and a short scan.
+/// A list of at most `SHORT_RESERVATIONS` has none (`bucket` empty).
 #[derive(Default)]
 pub(crate) struct RegReservations {
     list: Vec<Reservation>,
     bucket: Vec<u32>,
 }
+
+/// Reservations up to which a register's list gets no index (`first_ending_after` scans
+/// them, never past its gallop threshold).
+const SHORT_RESERVATIONS: usize = 8;
 
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
@@ -105,6 +114,8 @@ impl RegReservations {
         let n = list.len();
         let mut i = match self.bucket.get((p / BUCKET_POINTS) as usize) {
             Some(&b) => lo.max(b as usize),
+            // A short list has no index: the scan below covers it.
+            None if self.bucket.is_empty() => lo,
             None => lo.max(n),
         };
         // Within a bucket the scan is short (one clobber per instruction at most); past a
@@ -122,6 +133,11 @@ impl RegReservations {
 
     fn build_index(&mut self, points: Point) {
         let list = &self.list;
+        if list.len() <= SHORT_RESERVATIONS {
+            // An index over every bucket of the function would cost more than the scans.
+            self.bucket.clear();
+            return;
+        }
         bucket_index(&mut self.bucket, points, list.len(), |i| list[i].end);
     }
 }
@@ -232,6 +248,14 @@ impl FixedIndex {
         let mut regs = PRegSet::empty();
         let mut i = 0;
         for r in runs {
+            // Entries before `i` cannot reach past an earlier run's start, so not into
+            // this run; if the one at `i` starts after this run ends, so do all after it
+            // (they are sorted by start), and the run needs no search.
+            match self.entries.get(i) {
+                None => break,
+                Some(e) if e.start >= r.end => continue,
+                Some(_) => {}
+            }
             // Entries starting at or before `r.start - max_len` end by `r.start`.
             i = self.first_reaching_past(i, r.start);
             debug_assert_eq!(
@@ -268,6 +292,31 @@ fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
     a + list[a..b].partition_point(|r| r.end <= p)
 }
 
+/// `op.as_fixed_nonallocatable()`, decoding the constraint only for an operand naming
+/// `VReg::MAX` (only a fixed non-allocatable operand does): the decode is a chain of
+/// tests on its bits, and almost every operand is an ordinary one. The vreg is read from
+/// the low 32 bits of the encoding (regalloc2's layout; checked against the decoded
+/// answer in debug builds), as `op.vreg()` decodes the class too, panic check included.
+#[inline]
+pub(crate) fn fixed_nonallocatable(op: Operand) -> Option<PReg> {
+    let named = op.bits() as u32 as usize;
+    debug_assert_eq!(named, op.vreg().vreg());
+    if named != VReg::MAX {
+        debug_assert_eq!(op.as_fixed_nonallocatable(), None);
+        return None;
+    }
+    op.as_fixed_nonallocatable()
+}
+
+/// The operands some reuse def of an instruction names, as bits by operand index (a
+/// reuse constraint names one of the first 32).
+fn reused_inputs(ops: &[Operand]) -> u32 {
+    ops.iter().fold(0, |m, op| match op.constraint() {
+        OperandConstraint::Reuse(j) => m | 1u32.checked_shl(j as u32).unwrap_or(0),
+        _ => m,
+    })
+}
+
 /// The vreg an instruction's reuse constraint copies from, if any.
 #[inline]
 pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
@@ -282,13 +331,15 @@ pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
 /// reused input of a two-address instruction is read from the output's register, which
 /// the reuse copy fills.
 pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> bool {
+    debug_assert_eq!(
+        u.reused_input,
+        func.inst_operands(u.inst)
+            .iter()
+            .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+    );
     match u.operand.constraint() {
         OperandConstraint::Reg | OperandConstraint::Limit(_) => {
-            u.operand.kind() == OperandKind::Def
-                || !func
-                    .inst_operands(u.inst)
-                    .iter()
-                    .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
+            u.operand.kind() == OperandKind::Def || !u.reused_input
         }
         OperandConstraint::Reuse(_) => true,
         OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => false,
@@ -317,11 +368,16 @@ pub(crate) fn operand_points(inst: Inst, op: Operand, reused: Option<VReg>) -> (
 pub(crate) struct LiveIntervals {
     /// Per vreg: range into `segments`. Each vreg owns room for one segment per block it
     /// is live into plus one for its defining block, and its range is the tail of that
-    /// room (the slot before it may be unused).
+    /// room (the slot before it may be unused). A vreg the function never mentions has
+    /// no room: `(0, 0)`, as in `vreg_uses`.
     vreg_segments: Vec<(u32, u32)>,
     segments: Vec<Segment>,
     /// Per vreg: range into `uses` (sorted by instruction, then slot).
     vreg_uses: Vec<(u32, u32)>,
+    /// The vregs the last `build` gave room: between builds, the only entries of
+    /// `vreg_segments` and `vreg_uses` not `(0, 0)`. Both tables only grow, and are
+    /// reset through this list rather than whole (most vregs are never mentioned).
+    laid_out: Vec<u32>,
     uses: Vec<UseSite>,
     /// Per physical register index: reservations sorted by start, disjoint unless they
     /// share an owner.
@@ -362,36 +418,53 @@ impl LiveIntervals {
         // operands last to first: each vreg's segments (one per block it is live in) and
         // use sites arrive in strictly decreasing order, so each is written just before
         // the previous one, from the end of the vreg's room, and comes out sorted. The
-        // room is known up front: the live-in blocks and operands liveness counted.
-        self.vreg_segments.clear();
-        let mut end = 0u32;
-        self.vreg_segments
-            .extend(live.livein_count.iter().map(|&n| {
-                end += n + 1;
-                (end, end)
-            }));
-        // Only the slots `put_segment` writes are ever read, so what the last function
-        // left in them needs no clearing.
-        self.segments
-            .resize(end as usize, Segment { start: 0, end: 0 });
-        self.vreg_uses.clear();
-        let mut end = 0u32;
-        self.vreg_uses.extend(live.operand_count.iter().map(|&n| {
-            end += n;
-            (end, end)
-        }));
-        // Every slot is written by `record_site` (each vreg's room is exactly its
-        // operands) before it is read.
-        self.uses.resize(
-            end as usize,
-            UseSite {
-                inst: Inst::invalid(),
-                slot: 0,
-                operand: Operand::any_use(VReg::new(0, RegClass::Int)),
-                first: 0,
-                last: 0,
-            },
+        // room is known up front: the live-in blocks and operands liveness counted. Only
+        // a vreg the function mentions has any; every other keeps the empty `(0, 0)`.
+        for &v in &self.laid_out {
+            self.vreg_segments[v as usize] = (0, 0);
+            self.vreg_uses[v as usize] = (0, 0);
+        }
+        debug_assert!(
+            self.vreg_segments
+                .iter()
+                .chain(&self.vreg_uses)
+                .all(|&r| r == (0, 0))
         );
+        if self.vreg_segments.len() < nv {
+            self.vreg_segments.resize(nv, (0, 0));
+            self.vreg_uses.resize(nv, (0, 0));
+        }
+        self.laid_out.clear();
+        let (mut end, mut uses_end) = (0u32, 0u32);
+        for v in live.mentioned() {
+            end += live.livein_count[v] + 1;
+            self.vreg_segments[v] = (end, end);
+            uses_end += live.operand_count[v];
+            self.vreg_uses[v] = (uses_end, uses_end);
+            self.laid_out.push(v as u32);
+        }
+        // Only the slots `put_segment` writes are ever read, so what the last function
+        // left in them needs no clearing, and a longer table than this function needs
+        // is kept as it is (cutting it would make the next larger function refill it).
+        if self.segments.len() < end as usize {
+            self.segments
+                .resize(end as usize, Segment { start: 0, end: 0 });
+        }
+        // Every slot is written by `put_site` (each vreg's room is exactly its
+        // operands) before it is read.
+        if self.uses.len() < uses_end as usize {
+            self.uses.resize(
+                uses_end as usize,
+                UseSite {
+                    inst: Inst::invalid(),
+                    slot: 0,
+                    operand: Operand::any_use(VReg::new(0, RegClass::Int)),
+                    first: 0,
+                    last: 0,
+                    reused_input: false,
+                },
+            );
+        }
         self.open_end.clear();
         self.open_end.resize(nv, NOT_OPEN);
         self.def_stamp.clear();
@@ -415,21 +488,21 @@ impl LiveIntervals {
             self.scan_block(f, live, block, &mut copy_or_fixed)?;
         }
 
-        debug_assert!((0..nv).all(|v| {
-            let (a, b) = self.vreg_segments[v];
-            let prev_end = if v == 0 {
-                0
-            } else {
-                self.vreg_segments[v - 1].1
-            };
-            a >= prev_end
-                && b - prev_end == live.livein_count[v] + 1
-                && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
-        }));
-        debug_assert!(self.vreg_uses.iter().enumerate().all(|(v, &(a, b))| {
-            (v == 0 || self.vreg_uses[v - 1].1 == a)
-                && self.uses[a as usize..b as usize].is_sorted_by_key(|u| (u.inst.index(), u.slot))
-        }));
+        debug_assert!({
+            let (mut prev_end, mut prev_uses_end) = (0, 0);
+            live.mentioned().all(|v| {
+                let (a, b) = self.vreg_segments[v];
+                let (ua, ub) = self.vreg_uses[v];
+                let ok = a >= prev_end
+                    && b - prev_end == live.livein_count[v] + 1
+                    && self.segments[a as usize..b as usize].is_sorted_by(|x, y| x.start < y.start)
+                    && ua == prev_uses_end
+                    && self.uses[ua as usize..ub as usize]
+                        .is_sorted_by_key(|u| (u.inst.index(), u.slot));
+                (prev_end, prev_uses_end) = (b, ub);
+                ok
+            })
+        });
 
         let points = f
             .num_insts()
@@ -491,10 +564,11 @@ impl LiveIntervals {
         // it: its segment is the whole block unless an instruction here defines it, in
         // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
         // them apart.
-        for &succ in f.block_succs(block) {
+        for (i, &succ) in f.block_succs(block).iter().enumerate() {
             for &v in &live.livein[succ.index()] {
                 let vi = v.vreg();
-                if self.out_stamp[vi] == bstamp {
+                // The first successor's live-ins are distinct, and none is stamped yet.
+                if i > 0 && self.out_stamp[vi] == bstamp {
                     continue;
                 }
                 self.out_stamp[vi] = bstamp;
@@ -522,15 +596,15 @@ impl LiveIntervals {
             if clobbers != PRegSet::empty() {
                 self.fixed_index
                     .push(b + 1, b + 2, VReg::invalid(), clobbers);
-                for clobber in clobbers {
-                    self.reserve(
-                        clobber,
-                        Reservation {
-                            start: b + 1,
-                            end: b + 2,
-                            owner: VReg::invalid(),
-                        },
-                    );
+                // `reserve` for each, without its per-register owner test and set update.
+                self.fixed_used.union_from(clobbers);
+                let clobber = Reservation {
+                    start: b + 1,
+                    end: b + 2,
+                    owner: VReg::invalid(),
+                };
+                for p in clobbers {
+                    self.fixed[p.index()].list.push(clobber);
                 }
             }
             let listed = &live.copy_or_fixed_insts;
@@ -545,18 +619,18 @@ impl LiveIntervals {
                 // walk of their own (first to last, so that of two defs of one vreg
                 // the first decides, as below).
                 for (k, &op) in ops.iter().enumerate().rev() {
-                    if op.as_fixed_nonallocatable().is_some() {
+                    if fixed_nonallocatable(op).is_some() {
                         continue;
                     }
                     let (first, lastp) = operand_points(inst, op, None);
-                    self.put_site(inst, k, op, first, lastp);
+                    self.put_site(inst, k, op, (first, lastp), false);
                     let v = op.vreg().vreg();
                     if op.kind() == OperandKind::Use && self.out_stamp[v] != bstamp {
                         self.open_until(v, lastp + 1);
                     }
                 }
                 for &op in ops {
-                    if op.kind() == OperandKind::Def && op.as_fixed_nonallocatable().is_none() {
+                    if op.kind() == OperandKind::Def && fixed_nonallocatable(op).is_none() {
                         let (first, _) = operand_points(inst, op, None);
                         self.def_segment(op.vreg().vreg(), inst, first, false, end, bstamp);
                     }
@@ -564,13 +638,16 @@ impl LiveIntervals {
                 continue;
             }
             let reused = reused_vreg(ops);
+            let inputs = reused_inputs(ops);
             for (k, &op) in ops.iter().enumerate().rev() {
-                if op.as_fixed_nonallocatable().is_none() {
-                    self.record_site(inst, k, op, reused);
+                if fixed_nonallocatable(op).is_none() {
+                    let points = operand_points(inst, op, reused);
+                    let input = inputs.checked_shr(k as u32).is_some_and(|m| m & 1 != 0);
+                    self.put_site(inst, k, op, points, input);
                 }
             }
             for &op in ops {
-                if op.kind() != OperandKind::Def || op.as_fixed_nonallocatable().is_some() {
+                if op.kind() != OperandKind::Def || fixed_nonallocatable(op).is_some() {
                     continue;
                 }
                 let v = op.vreg();
@@ -591,7 +668,7 @@ impl LiveIntervals {
                 self.def_segment(v.vreg(), inst, first, fixed, end, bstamp);
             }
             for &op in ops {
-                if op.kind() != OperandKind::Use || op.as_fixed_nonallocatable().is_some() {
+                if op.kind() != OperandKind::Use || fixed_nonallocatable(op).is_some() {
                     continue;
                 }
                 let v = op.vreg();
@@ -634,23 +711,24 @@ impl LiveIntervals {
         self.fixed[p.index()].list.push(r);
     }
 
-    /// Records operand `k` of `inst` as a site of its vreg.
+    /// Writes `op`'s site (operand `k` of `inst`, needed over `[first, last]`, the
+    /// input of a reuse def if `reused_input`) just before its vreg's previous one.
     #[inline]
-    fn record_site(&mut self, inst: Inst, k: usize, op: Operand, reused: Option<VReg>) {
-        let (first, last) = operand_points(inst, op, reused);
-        self.put_site(inst, k, op, first, last);
-    }
-
-    /// Writes `op`'s site (operand `k` of `inst`, needed over `[first, last]`) just
-    /// before its vreg's previous one.
-    #[inline]
-    fn put_site(&mut self, inst: Inst, k: usize, op: Operand, first: Point, last: Point) {
+    fn put_site(
+        &mut self,
+        inst: Inst,
+        k: usize,
+        op: Operand,
+        (first, last): (Point, Point),
+        reused_input: bool,
+    ) {
         let site = UseSite {
             inst,
             slot: k as u16,
             operand: op,
             first,
             last,
+            reused_input,
         };
         let r = &mut self.vreg_uses[op.vreg().vreg()];
         r.0 -= 1;
@@ -807,6 +885,20 @@ pub(crate) fn group<T: Copy>(
     nv: usize,
     ranges: &mut Vec<(u32, u32)>,
     out: &mut Vec<T>,
+    order: impl FnMut(&mut [T]),
+) {
+    group_keys(raw, nv, 0..nv, ranges, out, order);
+}
+
+/// `group` where every vreg of `raw` is in `keys` (increasing): the walks over the
+/// ranges visit only those, and every other vreg's range is `(0, 0)`, empty. Most vregs
+/// a function numbers have no item.
+pub(crate) fn group_keys<T: Copy>(
+    raw: &[(u32, T)],
+    nv: usize,
+    keys: impl Iterator<Item = usize> + Clone,
+    ranges: &mut Vec<(u32, u32)>,
+    out: &mut Vec<T>,
     mut order: impl FnMut(&mut [T]),
 ) {
     ranges.clear();
@@ -816,11 +908,13 @@ pub(crate) fn group<T: Copy>(
     }
     // Each range becomes (start, start): `end` then advances as the items are placed.
     let mut start = 0;
-    for r in ranges.iter_mut() {
+    for v in keys.clone() {
+        let r = &mut ranges[v];
         let n = r.1;
         *r = (start, start);
         start += n;
     }
+    debug_assert_eq!(start as usize, raw.len(), "an item's vreg is not a key");
     out.clear();
     let Some(&(_, first)) = raw.first() else {
         return;
@@ -831,7 +925,8 @@ pub(crate) fn group<T: Copy>(
         out[r.1 as usize] = item;
         r.1 += 1;
     }
-    for &(a, b) in ranges.iter() {
+    for v in keys {
+        let (a, b) = ranges[v];
         if b - a > 1 {
             order(&mut out[a as usize..b as usize]);
         }

@@ -5,6 +5,7 @@
 //! fixpoint.
 
 use super::cfg::Cfg;
+use super::intervals::fixed_nonallocatable;
 use crate::lists::Lists;
 use regalloc2::{
     Block, Function, Inst, OperandConstraint, OperandKind, PRegSet, RegAllocError, RegClass, VReg,
@@ -58,18 +59,63 @@ pub(crate) struct Liveness {
     unclassed_args: Vec<VReg>,
     block_stamp: Vec<u32>,
     stack: Vec<Block>,
+    /// Whether the last `compute` succeeded: then only the vregs it mentioned (still
+    /// in `classed`) have entries in `def_block`, `def_inst`, `operand_count`,
+    /// `exposed_head` and `livein_count` other than their defaults, and those alone
+    /// are reset (the tables only grow). A failed one may have left others.
+    clean: bool,
+}
+
+/// The set bits of a bitset over vregs, in increasing order (see `Liveness::mentioned`).
+#[derive(Clone)]
+pub(crate) struct Mentioned<'a> {
+    /// The current word and those after it.
+    words: &'a [u64],
+    /// The vreg of bit 0 of the current word.
+    base: usize,
+    /// The current word's bits not yet returned.
+    word: u64,
+}
+
+impl Iterator for Mentioned<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.word == 0 {
+            let rest = self.words.get(1..)?;
+            let &next = rest.first()?;
+            self.words = rest;
+            self.base += 64;
+            self.word = next;
+        }
+        let v = self.base + self.word.trailing_zeros() as usize;
+        self.word &= self.word - 1;
+        Some(v)
+    }
 }
 
 impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
-        self.compute_liveins(f, cfg)
+        self.compute_liveins(f, cfg)?;
+        self.clean = true;
+        Ok(())
     }
 
     /// Does some operand of `v` have a `Stack` or `Limit` constraint? Few values have
     /// one, and the others need no search of their uses for them.
     pub fn has_stack_or_limit_operand(&self, v: VReg) -> bool {
         self.stack_or_limit[v.vreg() / 64] & (1 << (v.vreg() % 64)) != 0
+    }
+
+    /// The vregs the function mentions (`classed`), in increasing order.
+    pub fn mentioned(&self) -> Mentioned<'_> {
+        Mentioned {
+            words: &self.classed,
+            base: 0,
+            word: self.classed.first().copied().unwrap_or(0),
+        }
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).
@@ -113,20 +159,13 @@ impl Liveness {
     ) -> Result<(), RegAllocError> {
         let nv = f.num_vregs();
         let nb = f.num_blocks();
-        self.def_block.clear();
-        self.def_block.resize(nv, Block::invalid());
-        self.def_inst.clear();
-        self.def_inst.resize(nv, Inst::invalid());
+        self.reset_vreg_tables(nv);
         self.class.clear();
         self.class.resize(nv, None);
         self.classed.clear();
         self.classed.resize(nv.div_ceil(64), 0);
-        self.operand_count.clear();
-        self.operand_count.resize(nv, 0);
         self.stack_or_limit.clear();
         self.stack_or_limit.resize(nv.div_ceil(64), 0);
-        self.exposed_head.clear();
-        self.exposed_head.resize(nv, NO_ENTRY);
         self.exposed.clear();
         self.exposed_vregs.clear();
         self.exposed_vregs.resize(nv.div_ceil(64), 0);
@@ -154,7 +193,7 @@ impl Liveness {
                 }
                 self.num_operands += ops.len();
                 for (k, op) in ops.iter().enumerate() {
-                    if let Some(p) = op.as_fixed_nonallocatable() {
+                    if let Some(p) = fixed_nonallocatable(*op) {
                         if op.kind() == OperandKind::Def {
                             return Err(RegAllocError::SSA(op.vreg(), inst));
                         }
@@ -245,6 +284,45 @@ impl Liveness {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Every entry of the per-vreg tables `clean` covers at its default, for at least
+    /// `nv` vregs. Must run before `classed` is cleared.
+    fn reset_vreg_tables(&mut self, nv: usize) {
+        if std::mem::take(&mut self.clean) {
+            for (word_index, &word) in self.classed.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let v = word_index * 64 + word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    self.def_block[v] = Block::invalid();
+                    self.def_inst[v] = Inst::invalid();
+                    self.operand_count[v] = 0;
+                    self.exposed_head[v] = NO_ENTRY;
+                    self.livein_count[v] = 0;
+                }
+            }
+        } else {
+            self.def_block.fill(Block::invalid());
+            self.def_inst.fill(Inst::invalid());
+            self.operand_count.fill(0);
+            self.exposed_head.fill(NO_ENTRY);
+            self.livein_count.fill(0);
+        }
+        if self.def_block.len() < nv {
+            self.def_block.resize(nv, Block::invalid());
+            self.def_inst.resize(nv, Inst::invalid());
+            self.operand_count.resize(nv, 0);
+            self.exposed_head.resize(nv, NO_ENTRY);
+            self.livein_count.resize(nv, 0);
+        }
+        debug_assert!(
+            self.def_block.iter().all(|b| !b.is_valid())
+                && self.def_inst.iter().all(|i| !i.is_valid())
+                && self.operand_count.iter().all(|&n| n == 0)
+                && self.exposed_head.iter().all(|&e| e == NO_ENTRY)
+                && self.livein_count.iter().all(|&n| n == 0)
+        );
     }
 
     /// The error regalloc2's second walk over the function reports first: uses (and
@@ -358,8 +436,6 @@ impl Liveness {
         self.livein.reset(nb);
         self.block_stamp.clear();
         self.block_stamp.resize(nb, u32::MAX);
-        self.livein_count.clear();
-        self.livein_count.resize(self.exposed_head.len(), 0);
         let entry = f.entry_block();
         // Vregs in increasing order, so every livein list comes out sorted. A block is
         // marked (and its live-in recorded) when first reached, so it is stacked once;

@@ -17,18 +17,14 @@ mod redundant;
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::intervals::reserved_at;
-use crate::analysis::intervals::{before, group, operand_points, point_inst};
+use crate::analysis::intervals::{before, group_keys, operand_points, point_inst};
 use crate::assignment::Assignment;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
-    Allocation, Block, Edit, Function, Inst, MachineEnv, Operand, OperandConstraint, OperandKind,
-    OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError, RegClass, VReg,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, MachineEnv, Operand,
+    OperandConstraint, OperandKind, OperandPos, Output, PReg, PRegSet, ProgPoint, RegAllocError,
+    RegClass, VReg,
 };
-
-/// `EditsCtx::uniform` states.
-const UNIFORM_UNKNOWN: u8 = 0;
-const UNIFORM_NO: u8 = 1;
-const UNIFORM_YES: u8 = 2;
 
 /// Move groups at one `before(inst)` point, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -77,9 +73,8 @@ pub(crate) struct EditsCtx {
     stack_regs: PRegSet,
     /// Per vreg: `loc_forward`'s position in `pieces`.
     cursor: Vec<u32>,
-    /// Per vreg: whether all its home pieces share one location (`UNIFORM_*`), found on
-    /// first need (`uniform`); the location is then in `uniform_loc`.
-    uniform: Vec<u8>,
+    /// Per vreg: the one location all its home pieces share, if they share one, else
+    /// `Allocation::none()` (no piece is in none). See `uniform`.
     uniform_loc: Vec<Allocation>,
     /// Per block (by `scratch_offsets`): each live-in whose home pieces do not all share
     /// one location, with the index in `pieces` of the piece it is in at the block's
@@ -136,15 +131,19 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 
     fn collect_pieces(&mut self) -> Result<(), RegAllocError> {
         let ctx = &mut *self.ctx;
-        if let Some(&(v, _)) = self.a.pieces.iter().find(|(_, (_, _, loc))| loc.is_none()) {
+        // Compared whole: `is_none` decodes the kind, with its panic check.
+        let none = Allocation::none();
+        if let Some(&(v, _)) = self.a.pieces.iter().find(|(_, (_, _, loc))| *loc == none) {
             return Err(broken(format_args!(
                 "a piece of v{v} is neither in a register nor in a slot"
             )));
         }
-        // A vreg's pieces are disjoint, so their starts are unique.
-        group(
+        // A vreg's pieces are disjoint, so their starts are unique. Only a vreg the
+        // function mentions has an interval, hence pieces.
+        group_keys(
             &self.a.pieces,
             self.func.num_vregs(),
+            self.an.live.mentioned(),
             &mut ctx.piece_range,
             &mut ctx.pieces,
             |run| run.sort_unstable_by_key(|&(s, _, _)| s),
@@ -456,11 +455,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         tos_at.clear();
         self.reset_cursors();
         let nv = self.func.num_vregs();
-        self.ctx.uniform.clear();
-        self.ctx.uniform.resize(nv, UNIFORM_UNKNOWN);
-        if self.ctx.uniform_loc.len() < nv {
-            self.ctx.uniform_loc.resize(nv, Allocation::none());
-        }
+        self.find_uniform(nv);
         for s in 0..nb {
             let succ = Block::new(s);
             tos_at.push(tos.len() as u32);
@@ -509,12 +504,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 if last_defines {
                     for &v in self.an.live.livein[s].iter() {
                         // Decided by the walk over successors above.
-                        debug_assert_ne!(self.ctx.uniform[v.vreg()], UNIFORM_UNKNOWN);
-                        let to = if self.ctx.uniform[v.vreg()] == UNIFORM_YES {
+                        let to = if let Some(home) = self.uniform(v) {
                             if self.an.live.def_inst(v) != Some(last) {
                                 continue;
                             }
-                            self.ctx.uniform_loc[v.vreg()]
+                            home
                         } else {
                             at += 1;
                             self.ctx.pieces[tos[at - 1].1 as usize].2
@@ -586,23 +580,32 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// The one location all of `v`'s home pieces share, if they share one. Such a value
     /// is where every edge wants it (unless a block ends with its def, where
     /// `loc_at_end` reads the def operand instead): edge moves skip it without a lookup.
-    /// Found on first need: most vregs of a small function are live into no block.
     #[inline]
-    fn uniform(&mut self, v: VReg) -> Option<Allocation> {
+    fn uniform(&self, v: VReg) -> Option<Allocation> {
+        let l = self.ctx.uniform_loc[v.vreg()];
+        (l != Allocation::none()).then_some(l)
+    }
+
+    /// Fills `uniform_loc` for the `nv` vregs. Only a value live into some block is ever
+    /// asked about (most are live into none), and each is asked about once per block it
+    /// is live into, twice: so decided up front, once.
+    fn find_uniform(&mut self, nv: usize) {
         let ctx = &mut *self.ctx;
-        let i = v.vreg();
-        if ctx.uniform[i] == UNIFORM_UNKNOWN {
-            let (a, b) = ctx.piece_range[i];
+        ctx.uniform_loc.clear();
+        ctx.uniform_loc.resize(nv, Allocation::none());
+        let live = &self.an.live;
+        for v in live.mentioned() {
+            if live.livein_count[v] == 0 {
+                continue;
+            }
+            let (a, b) = ctx.piece_range[v];
             let run = &ctx.pieces[a as usize..b as usize];
-            ctx.uniform[i] = UNIFORM_NO;
             if let Some(&(_, _, first)) = run.first()
                 && run[1..].iter().all(|&(_, _, l)| l == first)
             {
-                ctx.uniform[i] = UNIFORM_YES;
-                ctx.uniform_loc[i] = first;
+                ctx.uniform_loc[v] = first;
             }
         }
-        (ctx.uniform[i] == UNIFORM_YES).then(|| ctx.uniform_loc[i])
     }
 
     fn reset_cursors(&mut self) {
@@ -685,8 +688,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// Moves between consecutive pieces of one value inside a block.
     fn piece_transitions(&mut self) {
         let cfg = &self.an.cfg;
-        for v in 0..self.ctx.piece_range.len() {
+        // Only a vreg with pieces (one the function mentions) can have a transition.
+        for v in self.an.live.mentioned() {
             let (a, b) = self.ctx.piece_range[v];
+            if b - a < 2 {
+                continue;
+            }
             log::trace!("v{v} pieces {:?}", &self.ctx.pieces[a as usize..b as usize]);
             for k in a as usize + 1..b as usize {
                 let (_, prev_end, from) = self.ctx.pieces[k - 1];
@@ -865,7 +872,12 @@ fn broken(what: std::fmt::Arguments<'_>) -> RegAllocError {
 }
 
 fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
-    a.is_stack() || a.as_reg().is_some_and(|r| stack_regs.contains(r))
+    // The kind decoded once (`is_stack` and `as_reg` would each decode it).
+    match a.kind() {
+        AllocationKind::Stack => true,
+        AllocationKind::Reg => stack_regs.contains(PReg::from_index(a.index())),
+        AllocationKind::None => false,
+    }
 }
 
 /// The program points whose occupants must survive a move group at `point`: the ones

@@ -36,9 +36,10 @@
 //! its block-parameter moves only add labels to the argument's locations.
 
 use crate::analysis::Analyses;
+use crate::analysis::intervals::fixed_nonallocatable;
 use regalloc2::{
-    Allocation, AllocationKind, Block, Edit, Function, Inst, Operand, OperandKind, Output, PReg,
-    PRegSet, ProgPoint, VReg,
+    Allocation, AllocationKind, Block, Edit, Function, Inst, OperandKind, Output, PReg, PRegSet,
+    ProgPoint,
 };
 
 /// What a location is known to hold: the vreg index and whether the fact came across a
@@ -67,14 +68,14 @@ const MAX_PASSES: usize = 4;
 
 /// A location as a dense index: registers by `PReg` index, then the empty allocation,
 /// then stack slots by slot index (both bounded by the function's own numbering).
+/// The kind is decoded once (`as_reg` and `as_stack` would each decode it again).
 #[inline]
 fn loc(a: Allocation) -> u32 {
+    let i = a.index() as u32;
     match a.kind() {
-        AllocationKind::Reg => a.as_reg().map_or(0, |r| r.index() as u32),
+        AllocationKind::Reg => i,
         AllocationKind::None => PReg::NUM_INDEX as u32,
-        AllocationKind::Stack => {
-            PReg::NUM_INDEX as u32 + 1 + a.as_stack().map_or(0, |s| s.index() as u32)
-        }
+        AllocationKind::Stack => PReg::NUM_INDEX as u32 + 1 + i,
     }
 }
 
@@ -140,8 +141,10 @@ impl Holds {
     /// unknown holds `vreg` (nothing wrote them since they took the same value).
     #[inline]
     fn read_as(&mut self, l: u32, vreg: u32) {
-        // Unknowns are only ever written in this block: the entry facts hold none.
-        if let Some(&(g, Some(f))) = self.table.get(l as usize)
+        // Unknowns are only ever written in this block: the entry facts hold none, and
+        // most blocks make none.
+        if !self.unknown_value.is_empty()
+            && let Some(&(g, Some(f))) = self.table.get(l as usize)
             && g == self.generation
             && let Some(k) = f.vreg.checked_sub(self.unknown_base)
             && self.unknown_value[k as usize] == NO_VREG
@@ -277,8 +280,9 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether its replay may matter (see `mark_unneeded_tails`).
     needed: Vec<bool>,
     stack: Vec<Block>,
-    /// Per block: its facts at the end, (location, vreg) sorted by location. Facts
-    /// about values no successor carries in are dropped on entry to the successor.
+    /// Per block: its facts at the end, (location, vreg) sorted by location (none for
+    /// an exit, which no block reads). Facts about values no successor carries in are
+    /// dropped on entry to the successor.
     end_state: States,
     /// Per block with several predecessors: the facts it started with when last
     /// replayed. A later pass replays it again only if they changed: its end state and
@@ -347,7 +351,11 @@ impl RedundantMoves {
             self.preds_changed.resize(nb, true);
             self.assumed.clear();
             self.assumed.resize(nb, None);
-            self.carry.resize(f.num_vregs(), 0);
+            // Entries are stamped with `epoch`, so stale ones need no clearing, and a
+            // longer table than this function needs is kept.
+            if self.carry.len() < f.num_vregs() {
+                self.carry.resize(f.num_vregs(), 0);
+            }
             let mut passes = 1;
             loop {
                 let removed = self.pass(f, an, &edits, out, true, passes == 1);
@@ -460,7 +468,8 @@ impl RedundantMoves {
                 }
             }
             self.block_removed[b.index()] = removed;
-            if cross_block {
+            // Only successors read a block's end state: an exit's is never needed.
+            if cross_block && !f.block_succs(b).is_empty() {
                 let state = &mut self.scratch_state;
                 self.holds.facts_into(state);
                 if state[..] != *self.end_state.get(b.index()) {
@@ -753,7 +762,7 @@ impl RedundantMoves {
         let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..][..ops.len()];
         debug_assert_eq!(allocs, out.inst_allocs(inst));
         for (op, &alloc) in ops.iter().zip(allocs) {
-            if op.kind() == OperandKind::Use && !nonallocatable(*op) {
+            if op.kind() == OperandKind::Use && fixed_nonallocatable(*op).is_none() {
                 let v = op.vreg().vreg() as u32;
                 self.holds.read_as(loc(alloc), v);
                 self.note_register(loc(alloc), v);
@@ -763,7 +772,7 @@ impl RedundantMoves {
             if op.kind() != OperandKind::Def {
                 continue;
             }
-            if nonallocatable(*op) {
+            if fixed_nonallocatable(*op).is_some() {
                 self.holds.remove(loc(alloc));
                 continue;
             }
@@ -780,17 +789,10 @@ impl RedundantMoves {
         // Most instructions clobber nothing: no walk over the set's words for those.
         if clobbers != PRegSet::empty() {
             for clobber in clobbers {
-                self.holds.remove(loc(Allocation::reg(clobber)));
+                self.holds.remove(clobber.index() as u32);
             }
         }
     }
-}
-
-/// `op.as_fixed_nonallocatable().is_some()`, without decoding the constraint of the
-/// common operand (only a fixed non-allocatable operand names `VReg::MAX`).
-#[inline]
-fn nonallocatable(op: Operand) -> bool {
-    op.vreg().vreg() == VReg::MAX && op.as_fixed_nonallocatable().is_some()
 }
 
 fn fresh(vreg: usize) -> Fact {

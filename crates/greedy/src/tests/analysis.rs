@@ -296,3 +296,56 @@ fn self_copies_on_back_edges_are_not_partners() {
     assert_eq!(partners.copy_freq_in(p, &whole), 1.0);
     assert!(partners.copies.iter().all(|c| c.a != c.b));
 }
+
+/// One `Analyses` reused after a function that failed (leaving per-vreg tables written for
+/// a vreg it names) and after a larger one answers as a fresh one does; in debug builds
+/// `Liveness` also checks that its per-vreg tables were all back at their defaults.
+#[test]
+fn reused_analyses_match_fresh_ones() {
+    let (f, v) = nested_loops();
+    let fresh = analyse(&f).unwrap();
+    let mut an = Analyses::default();
+
+    // Used before its def: fails once the operand walk has noted the def and the use.
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let w: Vec<VReg> = (0..200).map(|_| b.vreg(RegClass::Int)).collect();
+    b.inst(b0, &[Operand::reg_use(w[7])]);
+    b.inst(b0, &[Operand::reg_def(w[7])]);
+    b.ret(b0, &[]);
+    assert!(an.compute(&b.build().func).is_err());
+    an.compute(&f).unwrap();
+    assert_same(&an, &fresh, v);
+
+    // A larger valid function, then the small one again.
+    let mut b = FuncBuilder::new();
+    let (b0, b1) = (b.block(), b.block());
+    let w: Vec<VReg> = (0..200).map(|_| b.vreg(RegClass::Int)).collect();
+    for &x in &w {
+        b.inst(b0, &[Operand::reg_def(x)]);
+    }
+    b.jump(b0, b1, &[]);
+    for &x in &w {
+        b.inst(b1, &[Operand::reg_use(x)]);
+    }
+    b.ret(b1, &[]);
+    an.compute(&b.build().func).unwrap();
+    an.compute(&f).unwrap();
+    assert_same(&an, &fresh, v);
+
+    fn assert_same(an: &Analyses, fresh: &Analyses, v: VReg) {
+        for blk in 0..8 {
+            assert_eq!(an.live.livein[blk], fresh.live.livein[blk], "block {blk}");
+        }
+        assert_eq!(an.live.def_block[v.vreg()], fresh.live.def_block[v.vreg()]);
+        assert_eq!(
+            an.live.livein_count[v.vreg()],
+            fresh.live.livein_count[v.vreg()]
+        );
+        assert_eq!(an.intervals.segments_of(v), fresh.intervals.segments_of(v));
+        assert_eq!(
+            an.intervals.uses_of(v).len(),
+            fresh.intervals.uses_of(v).len()
+        );
+    }
+}
