@@ -465,8 +465,12 @@ impl LiveIntervals {
                 },
             );
         }
-        self.open_end.clear();
-        self.open_end.resize(nv, NOT_OPEN);
+        // Every block's scan closes what it opened, so the table is all `NOT_OPEN`
+        // between builds: it only grows.
+        debug_assert!(self.open_end.iter().all(|&e| e == NOT_OPEN));
+        if self.open_end.len() < nv {
+            self.open_end.resize(nv, NOT_OPEN);
+        }
         self.def_stamp.clear();
         self.def_stamp.resize(nv, u32::MAX);
         self.out_stamp.clear();
