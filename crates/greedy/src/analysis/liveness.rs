@@ -22,9 +22,9 @@ pub(crate) struct Liveness {
     pub class: Vec<Option<RegClass>>,
     /// One bit per vreg with a class (vreg `64 * i + j` is bit `j` of word `i`): the
     /// vregs the function mentions. Functions number many they never mention
-    /// (Cranelift's pinned ones, for a start); a walk over these skips those 64 at a
-    /// time.
-    pub classed: Vec<u64>,
+    /// (Cranelift's pinned ones, for a start); a walk over these (`mentioned`) skips
+    /// those 64 at a time.
+    classed: Vec<u64>,
     /// Vregs live on entry to each block (block params excluded), each block's sorted.
     pub livein: Lists<VReg>,
     /// Operands over all instructions: the size of `Output::allocs`.
@@ -77,6 +77,16 @@ pub(crate) struct Mentioned<'a> {
     word: u64,
 }
 
+impl<'a> Mentioned<'a> {
+    fn of(words: &'a [u64]) -> Self {
+        Mentioned {
+            words,
+            base: 0,
+            word: words.first().copied().unwrap_or(0),
+        }
+    }
+}
+
 impl Iterator for Mentioned<'_> {
     type Item = usize;
 
@@ -111,11 +121,7 @@ impl Liveness {
 
     /// The vregs the function mentions (`classed`), in increasing order.
     pub fn mentioned(&self) -> Mentioned<'_> {
-        Mentioned {
-            words: &self.classed,
-            base: 0,
-            word: self.classed.first().copied().unwrap_or(0),
-        }
+        Mentioned::of(&self.classed)
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).
@@ -290,17 +296,12 @@ impl Liveness {
     /// `nv` vregs. Must run before `classed` is cleared.
     fn reset_vreg_tables(&mut self, nv: usize) {
         if std::mem::take(&mut self.clean) {
-            for (word_index, &word) in self.classed.iter().enumerate() {
-                let mut word = word;
-                while word != 0 {
-                    let v = word_index * 64 + word.trailing_zeros() as usize;
-                    word &= word - 1;
-                    self.def_block[v] = Block::invalid();
-                    self.def_inst[v] = Inst::invalid();
-                    self.operand_count[v] = 0;
-                    self.exposed_head[v] = NO_ENTRY;
-                    self.livein_count[v] = 0;
-                }
+            for v in Mentioned::of(&self.classed) {
+                self.def_block[v] = Block::invalid();
+                self.def_inst[v] = Inst::invalid();
+                self.operand_count[v] = 0;
+                self.exposed_head[v] = NO_ENTRY;
+                self.livein_count[v] = 0;
             }
         } else {
             self.def_block.fill(Block::invalid());

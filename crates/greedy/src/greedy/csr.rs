@@ -92,23 +92,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             delta.resize(3 * points, 0);
         }
         let live = &self.an.live;
-        for (word_index, &word) in live.classed.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let v = word_index * 64 + word.trailing_zeros() as usize;
-                word &= word - 1;
-                let Some(class) = live.class[v] else {
-                    continue;
-                };
-                let c = class as usize;
-                if !measured[c] {
-                    continue;
-                }
-                let row = &mut delta[c * points..(c + 1) * points];
-                for s in self.an.intervals.segments_of(VReg::new(v, class)) {
-                    row[s.start as usize] += 1;
-                    row[s.end as usize] -= 1;
-                }
+        for v in live.mentioned() {
+            let Some(class) = live.class[v] else {
+                continue;
+            };
+            let c = class as usize;
+            if !measured[c] {
+                continue;
+            }
+            let row = &mut delta[c * points..(c + 1) * points];
+            for s in self.an.intervals.segments_of(VReg::new(v, class)) {
+                row[s.start as usize] += 1;
+                row[s.end as usize] -= 1;
             }
         }
         for (c, row) in delta.chunks_exact_mut(points).take(3).enumerate() {

@@ -235,16 +235,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         // In increasing vreg order, as interval ids have always been handed out.
         let live = &self.an.live;
-        for (word_index, &word) in live.classed.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let v = word_index * 64 + word.trailing_zeros() as usize;
-                word &= word - 1;
-                let Some(class) = live.class[v] else {
-                    continue;
-                };
-                self.create_interval(VReg::new(v, class));
-            }
+        for v in live.mentioned() {
+            let Some(class) = live.class[v] else {
+                continue;
+            };
+            self.create_interval(VReg::new(v, class));
         }
     }
 
