@@ -94,6 +94,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.copy_spills,
     },
     Mechanism {
+        name: "unspilling",
+        option: "unspilling",
+        disable: |o| o.unspilling = false,
+        counter: "unspilled",
+        count: |s| s.unspilled,
+    },
+    Mechanism {
         name: "outside-hints",
         option: "outside_hints",
         disable: |o| o.outside_hints = false,

@@ -49,6 +49,7 @@ fn main() {
             "long_value_order" => options.long_value_order = false,
             "group_placement" => options.group_placement = false,
             "copy_spilling" => options.copy_spilling = false,
+            "unspilling" => options.unspilling = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,
             "redundant_moves" => options.redundant_moves = false,

@@ -153,6 +153,10 @@ pub struct Options {
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
     pub copy_spilling: bool,
+    /// After the main loop, a spilled piece takes a register left free over it when that
+    /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
+    /// tries each spill bundle in a register once more before it goes to the stack.
+    pub unspilling: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -212,6 +216,7 @@ impl Default for Options {
             long_value_order: true,
             group_placement: true,
             copy_spilling: true,
+            unspilling: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
@@ -294,6 +299,9 @@ pub struct Stats {
     /// Values with no operand needing a register moved to the stack after the main loop,
     /// beside their spilled copy partners (`Options::copy_spilling`).
     pub copy_spills: usize,
+    /// Spilled pieces moved back into a register after the main loop
+    /// (`Options::unspilling`).
+    pub unspilled: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -496,6 +504,7 @@ impl std::ops::AddAssign for Stats {
             long_order_assignments,
             group_placements,
             copy_spills,
+            unspilled,
             moves_inserted,
             spill_stores,
             reloads,
@@ -535,6 +544,7 @@ impl std::ops::AddAssign for Stats {
         self.long_order_assignments += long_order_assignments;
         self.group_placements += group_placements;
         self.copy_spills += copy_spills;
+        self.unspilled += unspilled;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

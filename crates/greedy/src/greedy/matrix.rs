@@ -25,6 +25,11 @@ pub(crate) struct InterferenceMatrix {
     touched: PRegSet,
     /// One past the last program point of the current function (`point_bound`).
     points: u32,
+    /// Unassignments since the reset, and per register index the count when it last
+    /// lost an occupant: a register not released since some moment is free over no
+    /// point where it was not free then.
+    releases: u32,
+    last_release: Vec<u32>,
 }
 
 /// Longest segment (in points) whose probe reads the occupancy bits; a longer one asks
@@ -318,6 +323,9 @@ impl InterferenceMatrix {
         }
         self.touched = PRegSet::empty();
         self.points = points;
+        self.releases = 0;
+        self.last_release.clear();
+        self.last_release.resize(PReg::NUM_INDEX, 0);
         self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
 
@@ -342,6 +350,8 @@ impl InterferenceMatrix {
     }
 
     pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
+        self.releases += 1;
+        self.last_release[preg.index()] = self.releases;
         let u = &mut self.unions[preg.index()];
         for &s in &iv.runs {
             u.remove(s.start);
@@ -350,6 +360,16 @@ impl InterferenceMatrix {
 
     /// Pushes (deduplicated, in order of discovery) every interval assigned to `preg`
     /// that overlaps `segments`. Stops early once `out` holds more than `limit`.
+    /// Unassignments since the reset (see `releases`).
+    pub fn releases(&self) -> u32 {
+        self.releases
+    }
+
+    /// Has `preg` lost an occupant since `releases` was `epoch`?
+    pub fn released_since(&self, preg: PReg, epoch: u32) -> bool {
+        self.last_release[preg.index()] > epoch
+    }
+
     pub fn interference(
         &self,
         preg: PReg,

@@ -18,6 +18,7 @@ mod queue;
 mod recolor;
 mod spill;
 mod split;
+mod unspill;
 
 use crate::Stats;
 use crate::analysis::Analyses;
@@ -34,7 +35,9 @@ use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, SegmentList, Sta
 use log::debug;
 use matrix::InterferenceMatrix;
 use queue::{IntervalQueue, IntervalShape};
-use regalloc2::{Allocation, Function, MachineEnv, OperandConstraint, PReg, RegAllocError, VReg};
+use regalloc2::{
+    Allocation, Function, MachineEnv, OperandConstraint, PReg, PRegSet, RegAllocError, VReg,
+};
 
 /// Allocator state kept across functions for its buffers.
 #[derive(Default)]
@@ -73,6 +76,10 @@ pub(crate) struct GreedyCtx {
     callee_saved: csr::CalleeSaved,
     copy_graph: hint_recolor::CopyGraph,
     copy_spill: copy_spill::CopySpillScratch,
+    unspill: unspill::UnspillScratch,
+    /// Every interval spilled, with the moment (`spill_moment`; epoch `NOT_TRIED` for a
+    /// piece spilled without a look for a register): the candidates of `unspill_pieces`.
+    spill_log: Vec<(IntervalId, (u32, PRegSet))>,
     region_scratch: split::RegionScratch,
     block_scratch: split::BlockScratch,
 }
@@ -129,6 +136,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let nested = self.stats.phases.in_main_loop() - nested;
             let main_loop = t.elapsed().saturating_sub(nested);
             self.stats.phases.add(Phase::Assignment, main_loop);
+        }
+        if self.options.unspilling {
+            let t = phase_clock(self.options);
+            self.unspill_pieces();
+            self.stats.phases.since(Phase::HintRecoloring, t);
         }
         if self.options.copy_spilling {
             let t = phase_clock(self.options);
@@ -220,6 +232,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.group_tried.resize(nv, false);
         ctx.matrix.reset(point_bound(self.func));
         ctx.queue.clear();
+        ctx.spill_log.clear();
         ctx.next_cascade = 1;
         ctx.recolor.reset(self.func.num_insts());
         ctx.callee_saved.reset(self.env);

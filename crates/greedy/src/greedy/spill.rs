@@ -18,6 +18,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The slot itself is chosen after the main loop, shared among values whose live
         // ranges do not overlap (`slots::SlotLayout`).
         self.out.slots.mark_needed(vreg);
+        let moment = self.spill_moment();
+        self.ctx.spill_log.push((id, moment));
         {
             let iv = &mut self.ctx.intervals[id];
             iv.spilled = true;

@@ -1569,7 +1569,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             observe!(self, self.product_event(piece, id));
             match product.assign {
                 Some(p) => self.assign(piece, p),
-                None if product.stage == Stage::Done => self.spill(piece),
+                None if product.stage == Stage::Done => self.spill_untried(piece),
                 None => self.enqueue(piece),
             }
         }

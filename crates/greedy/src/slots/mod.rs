@@ -82,6 +82,20 @@ impl SpillSlots {
         }
     }
 
+    /// Unmarks the marked vregs `keep` refuses (before `SlotLayout` runs): values whose
+    /// last piece on the stack moved back into a register.
+    pub fn retain_needed(&mut self, mut keep: impl FnMut(u32) -> bool) {
+        let vreg_slot = &mut self.vreg_slot;
+        self.needed.retain(|&v| {
+            debug_assert_eq!(vreg_slot[v as usize], NEEDS_SLOT);
+            let kept = keep(v);
+            if !kept {
+                vreg_slot[v as usize] = NO_SLOT;
+            }
+            kept
+        });
+    }
+
     /// Has `v` been marked as needing a slot (or been given one)?
     pub fn has_slot(&self, v: VReg) -> bool {
         self.vreg_slot[v.vreg()] != NO_SLOT

@@ -424,3 +424,30 @@ fn a_value_passed_in_two_registers_is_loaded_once() {
     assert_eq!(stats_off.reloads_from_copies, 0);
     assert!(cost(&f, &e, &on).weighted < cost(&f, &e, &off).weighted);
 }
+
+/// Fuzz functions (at 3 and 4 registers per class, as `examples/quality` generates them)
+/// where a spilled piece ends up with a register free over all of it, the one its own
+/// reload pieces took: back in that register it loses its loads and stores. Each must
+/// take a piece back (`Stats::unspilled`) and come out cheaper than with the pass off.
+#[test]
+fn spilled_pieces_take_back_a_register_left_free() {
+    use ragreedy_testkit::fuzzgen;
+    for (k, seed) in [(4, 69), (3, 171), (3, 308)] {
+        let f = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(k))
+            .expect("the seed generates a function");
+        let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+        let off_options = crate::Options {
+            unspilling: false,
+            ..Default::default()
+        };
+        let (off, stats_off) = alloc_with(&f, &e, &off_options);
+        assert_eq!(stats_off.unspilled, 0);
+        assert!(stats_on.unspilled > 0, "k{k}-s{seed}: nothing unspilled");
+        let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+        assert!(
+            cost_on < cost_off,
+            "k{k}-s{seed}: {cost_on} with the pass, {cost_off} without"
+        );
+    }
+}
