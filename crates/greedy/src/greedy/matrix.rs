@@ -358,8 +358,6 @@ impl InterferenceMatrix {
         }
     }
 
-    /// Pushes (deduplicated, in order of discovery) every interval assigned to `preg`
-    /// that overlaps `segments`. Stops early once `out` holds more than `limit`.
     /// Unassignments since the reset (see `releases`).
     pub fn releases(&self) -> u32 {
         self.releases
@@ -370,6 +368,8 @@ impl InterferenceMatrix {
         self.last_release[preg.index()] > epoch
     }
 
+    /// Pushes (deduplicated, in order of discovery) every interval assigned to `preg`
+    /// that overlaps `segments`. Stops early once `out` holds more than `limit`.
     pub fn interference(
         &self,
         preg: PReg,
