@@ -13,40 +13,46 @@
 //!
 //! It is decided per parameter by frequency-weighted cost in the units of
 //! docs/metrics.md (an edge move counts at its predecessor's frequency, the store at
-//! the block's): the edges' moves into the slot against one store plus the edges' moves
-//! into the register, for each register that is free there, the arguments' own
-//! registers first. A loop's two-deep join of four predecessors whose spilled
-//! parameters took a store on each edge (shootout-gimli #3) is the case it was made for.
+//! the block's): the edges' moves into the slot (nothing from an argument sharing the
+//! slot, 2 from a register, 4 from the stack) against one store plus the edges' moves
+//! into the register (nothing from an argument already there, 1 from another register,
+//! 2 from the stack). Every register but the arguments' own costs the same, so the
+//! candidates are the free argument registers (the one whose arguments' edges are the
+//! most frequent wins) and else the first free preferred register (a callee-saved one
+//! that no value uses yet would cost its save and restore). A loop's two-deep join of
+//! four predecessors whose spilled parameters took a store on each edge
+//! (shootout-gimli #3) is the case it was made for. The cost does not see move cycles
+//! on an edge (arguments permuted against the registers their parameters receive
+//! them in cost a move more each) nor moves the redundant-move pass drops later.
 //!
-//! Which registers are free: the block's first point must be outside every piece in
-//! the register (home or reload) and every fixed reservation; then no live-in value
-//! and no other parameter of the block is there, so its old content is dead once the
-//! edges' parallel moves have run (they read it before writing it), and after the
-//! store nothing needs it again. On the predecessor's side nothing can disturb it: a
-//! branch into a merge block has no operands (the CFG analysis rejects it otherwise),
-//! and the edge moves are the last group before it; a fixed reservation (a clobber) on
-//! such a branch rules the register out. Each parameter of a block takes its own
-//! register.
+//! Which registers are free: at the block's first point no live-in value and no
+//! parameter of the block may be in the register (their homes there are what the
+//! edges fill). Every other value in it at a predecessor's end is dead once the edges'
+//! parallel moves have run (they read it before writing it). On the predecessor's
+//! side nothing else can disturb it: a branch into a merge block has no operands (the
+//! CFG analysis rejects it otherwise), the edge moves are the last group before it,
+//! and a register it clobbers is ruled out. At the block's start the store is in the
+//! first group (with the piece transitions; a merge block has no incoming edge moves
+//! of its own), so the first instruction's reloads, copies into fixed registers and
+//! defs, all later, may use the register: only live-ins and parameters make it busy.
+//! Each parameter of a block takes its own register. The block's busy registers are
+//! gathered once, for its first parameter worth a register, from its live-ins' homes
+//! (a lookup each): building the per-register index of held ranges that the move
+//! resolver's temporaries use cost three times as much on the Wasm corpus.
 
 use super::{OutputBuilder, is_stack_alloc};
-use crate::analysis::intervals::{before, reserved_at};
-use regalloc2::{Allocation, Block, Function, Output, PReg};
+use crate::analysis::intervals::before;
+use regalloc2::{Allocation, Block, Function, Output, PReg, PRegSet};
 
-/// Weighted cost of one move from `from` to `to` (docs/metrics.md): nothing for a
-/// self-move, 1 between registers, 2 between a register and the stack, 4 stack to
-/// stack (a reload and a store through a register).
-fn move_cost(stack_regs: &regalloc2::PRegSet, from: Allocation, to: Allocation) -> f32 {
-    if from == to {
-        return 0.0;
-    }
-    match (
-        is_stack_alloc(stack_regs, from),
-        is_stack_alloc(stack_regs, to),
-    ) {
-        (false, false) => 1.0,
-        (true, true) => 4.0,
-        _ => 2.0,
-    }
+/// Per incoming edge of the parameter being decided.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct JoinEdge {
+    pred: Block,
+    arg: regalloc2::VReg,
+    /// The argument's location at the end of `pred`; `Allocation::none()` until looked
+    /// up (an argument sharing the parameter's slot needs no lookup to price the slot).
+    from: Allocation,
+    freq: f32,
 }
 
 impl<F: Function + ?Sized> OutputBuilder<'_, F> {
@@ -57,11 +63,17 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// writes the store, and `edge_moves`, which target the register.
     pub(super) fn join_receivers(&mut self, out: &Output) {
         self.ctx.received.clear();
-        if !self.options.join_stores {
+        // Without spilled values there is nothing to receive.
+        if !self.options.join_stores || self.a.slots.marked().is_empty() {
             return;
         }
         let f = self.func;
-        let mut args = std::mem::take(&mut self.ctx.join_args);
+        let stack_regs = self.ctx.stack_regs;
+        // The slot already holds an argument that shares it, if the redundant-move pass
+        // runs across blocks to see it.
+        let drops_shared = self.options.redundant_moves && self.options.cross_block_redundant_moves;
+        let mut edges = std::mem::take(&mut self.ctx.join_edges);
+        let mut allocatable: Option<PRegSet> = None;
         for b in 0..f.num_blocks() {
             let join = Block::new(b);
             let preds = f.block_preds(join);
@@ -71,19 +83,20 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             }
             let start = before(f.block_insns(join).first());
             let store = 2.0 * self.an.freq.of(join);
-            let chosen_from = self.ctx.received.len();
+            // Registers a parameter of this block cannot be received in: found once,
+            // then each parameter received in a register adds its own.
+            let mut busy: Option<PRegSet> = None;
             for (k, &param) in params.iter().enumerate() {
-                let Some(slot) = self.loc(param, start) else {
+                // Only a home in the parameter's own slot: that is what `stores_at_def`
+                // writes (a fixed stack slot is not). Most parameters have no slot, which
+                // is asked first (the home is a search).
+                let Some(slot) = self.a.slots.slot_of(param) else {
                     continue;
                 };
-                // Only a home in the parameter's own slot: that is what `stores_at_def`
-                // writes (a fixed stack slot is not).
-                if self.a.slots.slot_of(param) != Some(slot) {
+                if self.loc(param, start) != Some(slot) {
                     continue;
                 }
-                // Each edge's argument: its location at the end of the predecessor, the
-                // predecessor's frequency and its branch (the edge moves' point).
-                args.clear();
+                edges.clear();
                 let mut now = 0.0f32;
                 let mut known = true;
                 for &pred in preds {
@@ -93,73 +106,127 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         break;
                     };
                     let arg = f.branch_blockparams(pred, last, i)[k];
-                    let Some(from) = self.loc_at_end(out, pred, arg) else {
-                        known = false;
-                        break;
+                    let mut e = JoinEdge {
+                        pred,
+                        arg,
+                        from: Allocation::none(),
+                        freq: self.an.freq.of(pred),
                     };
-                    let freq = self.an.freq.of(pred);
-                    // An argument that shares the parameter's slot (partner slots) has
-                    // been in it since its def: the redundant-move pass drops that edge's
-                    // move into the slot.
-                    if !(self.options.redundant_moves
-                        && self.options.cross_block_redundant_moves
-                        && self.a.slots.slot_of(arg) == Some(slot))
-                    {
-                        now += freq * move_cost(&self.ctx.stack_regs, from, slot);
+                    if !(drops_shared && self.a.slots.slot_of(arg) == Some(slot)) {
+                        let Some(from) = self.loc_at_end(out, pred, arg) else {
+                            known = false;
+                            break;
+                        };
+                        e.from = from;
+                        now += e.freq
+                            * if is_stack_alloc(&stack_regs, from) {
+                                4.0
+                            } else {
+                                2.0
+                            };
                     }
-                    args.push((from, freq, before(last)));
+                    edges.push(e);
                 }
                 // A register costs the store at least.
                 if !known || now <= store {
                     continue;
                 }
-                let class = param.class();
-                let mut best: Option<(f32, PReg)> = None;
-                // The arguments' registers first (free moves on their edges), then the
-                // preferred registers (a callee-saved one no value uses yet would cost
-                // its save and restore).
-                let candidates = args
-                    .iter()
-                    .filter_map(|&(from, _, _)| from.as_reg())
-                    .chain(self.env.preferred_regs_by_class[class as usize]);
-                for r in candidates {
-                    if r.class() != class
-                        || !self.a.order[class as usize].contains(&r)
-                        || self.ctx.received[chosen_from..]
-                            .iter()
-                            .any(|&(_, taken)| taken == r)
-                    {
-                        continue;
-                    }
-                    let fixed = &self.an.intervals.fixed[r.index()];
-                    if self.a.is_held(r, start) || reserved_at(fixed, start) {
-                        continue;
-                    }
-                    let mut cost = store;
-                    let mut clobbered = false;
-                    for &(from, freq, at) in &args {
-                        if reserved_at(fixed, at) || reserved_at(fixed, at + 1) {
-                            clobbered = true;
-                            break;
+                // Into any register other than its own, an argument costs a move (a
+                // reload from the stack); `into_other` sums them over the edges.
+                let mut into_other = store;
+                for e in edges.iter_mut() {
+                    if e.from == Allocation::none() {
+                        match self.loc_at_end(out, e.pred, e.arg) {
+                            Some(l) => e.from = l,
+                            None => known = false,
                         }
-                        cost += freq * move_cost(&self.ctx.stack_regs, from, Allocation::reg(r));
                     }
-                    if !clobbered && cost < best.map_or(now, |(c, _)| c) {
-                        best = Some((cost, r));
+                    into_other += e.freq
+                        * if is_stack_alloc(&stack_regs, e.from) {
+                            2.0
+                        } else {
+                            1.0
+                        };
+                }
+                if !known {
+                    continue;
+                }
+                let busy = busy.get_or_insert_with(|| self.busy_at_join(join));
+                let class = param.class();
+                let allocatable = *allocatable.get_or_insert_with(|| {
+                    let mut set = PRegSet::empty();
+                    for order in &self.a.order {
+                        for &r in order {
+                            set.add(r);
+                        }
+                    }
+                    set
+                });
+                let usable =
+                    |r: PReg| r.class() == class && allocatable.contains(r) && !busy.contains(r);
+                // The free argument register whose edges are the most frequent (the
+                // first such on a tie), else the first free preferred register. Summed
+                // per register in one pass: a switch's join has hundreds of edges.
+                let mut saved = [0f32; PReg::NUM_INDEX];
+                for e in edges.iter() {
+                    if let Some(r) = e.from.as_reg() {
+                        saved[r.index()] += e.freq;
                     }
                 }
-                if let Some((cost, r)) = best {
-                    log::debug!(
-                        "join store: {param} of {join:?} received in {r} and stored once \
-                         ({cost} against {now} for the edges' moves into {slot})"
-                    );
-                    self.ctx.received.push((param.vreg() as u32, r));
+                let mut best: Option<(f32, PReg)> = None;
+                for e in edges.iter() {
+                    if let Some(r) = e.from.as_reg()
+                        && usable(r)
+                        && best.is_none_or(|(s, _)| saved[r.index()] > s)
+                    {
+                        best = Some((saved[r.index()], r));
+                    }
                 }
+                if best.is_none() {
+                    best = self.env.preferred_regs_by_class[class as usize]
+                        .into_iter()
+                        .find(|&r| usable(r))
+                        .map(|r| (0.0, r));
+                }
+                let Some((saved, r)) = best else {
+                    continue;
+                };
+                let cost = into_other - saved;
+                if cost >= now {
+                    continue;
+                }
+                log::debug!(
+                    "join store: {param} of {join:?} received in {r} and stored once \
+                     ({cost} against {now} for the edges' moves into {slot})"
+                );
+                busy.add(r);
+                self.ctx.received.push((param.vreg() as u32, r));
             }
         }
-        self.ctx.join_args = args;
+        self.ctx.join_edges = edges;
         self.stats.join_stores = self.ctx.received.len();
         self.ctx.received.sort_unstable_by_key(|&(v, _)| v);
+    }
+
+    /// The registers that cannot receive a parameter of merge block `join`: the homes
+    /// of its live-ins and parameters at its first point, and those its predecessors'
+    /// branches clobber.
+    fn busy_at_join(&self, join: Block) -> PRegSet {
+        let f = self.func;
+        let first = f.block_insns(join).first();
+        let start = before(first);
+        let mut busy = PRegSet::empty();
+        let live = &self.an.live.livein[join.index()];
+        for &v in live.iter().chain(f.block_params(join)) {
+            let home = self.uniform(v).or_else(|| self.loc(v, start));
+            if let Some(r) = home.and_then(|l| l.as_reg()) {
+                busy.add(r);
+            }
+        }
+        for &pred in f.block_preds(join) {
+            busy.union_from(f.inst_clobbers(f.block_insns(pred).last()));
+        }
+        busy
     }
 
     /// The register a spilled merge-block parameter is received in, if `join_receivers`

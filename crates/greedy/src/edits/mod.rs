@@ -85,9 +85,8 @@ pub(crate) struct EditsCtx {
     /// Spilled merge-block parameters received in a register and stored once at the
     /// block's start (`join_stores`), as (vreg, register), sorted by vreg.
     received: Vec<(u32, PReg)>,
-    /// `join_receivers`' per-edge scratch: the argument's location at the end of the
-    /// predecessor, the predecessor's frequency, the point of its branch.
-    join_args: Vec<(Allocation, f32, u32)>,
+    /// `join_receivers`' per-edge scratch.
+    join_edges: Vec<join_stores::JoinEdge>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -110,6 +109,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.collect_reloads();
         self.ctx.moves.clear();
         self.operand_allocations(out)?;
+        self.find_uniform(self.func.num_vregs());
         self.join_receivers(out);
         self.stores_at_def(out);
         self.edge_moves(out)?;
@@ -462,8 +462,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         tos.clear();
         tos_at.clear();
         self.reset_cursors();
-        let nv = self.func.num_vregs();
-        self.find_uniform(nv);
         for s in 0..nb {
             let succ = Block::new(s);
             tos_at.push(tos.len() as u32);
@@ -546,7 +544,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     let Some(mut to) = self.loc(param, start) else {
                         continue;
                     };
-                    if let Some(r) = self.received_in(param) {
+                    // Only a parameter whose home there is its slot can be received in
+                    // a register (`join_receivers`).
+                    if to.is_stack()
+                        && let Some(r) = self.received_in(param)
+                    {
                         to = Allocation::reg(r);
                     }
                     // Never skipped: this move is the parameter's definition.
