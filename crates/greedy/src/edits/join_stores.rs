@@ -16,14 +16,15 @@
 //! the block's): the edges' moves into the slot (nothing from an argument sharing the
 //! slot, 2 from a register, 4 from the stack) against one store plus the edges' moves
 //! into the register (nothing from an argument already there, 1 from another register,
-//! 2 from the stack). Every register but the arguments' own costs the same, so the
-//! candidates are the free argument registers (the one whose arguments' edges are the
-//! most frequent wins) and else the first free preferred register (a callee-saved one
-//! that no value uses yet would cost its save and restore). A loop's two-deep join of
-//! four predecessors whose spilled parameters took a store on each edge
-//! (shootout-gimli #3) is the case it was made for. The cost does not see move cycles
-//! on an edge (arguments permuted against the registers their parameters receive
-//! them in cost a move more each) nor moves the redundant-move pass drops later.
+//! 2 from the stack), plus one move on each edge where the register's move would close
+//! a cycle with the block's other parameters' register moves (arguments permuted
+//! against their parameters' registers: the cycle goes through a temporary). The
+//! candidates are the free argument registers and the free preferred registers (a
+//! callee-saved one that no value uses yet would cost its save and restore); the
+//! cheapest wins, the first on a tie. A loop's two-deep join of four predecessors whose
+//! spilled parameters took a store on each edge (shootout-gimli #3) is the case it was
+//! made for. Cycles through live-in values and moves the redundant-move pass drops
+//! later are not seen.
 //!
 //! Which registers are free: at the block's first point no live-in value and no
 //! parameter of the block may be in the register (their homes there are what the
@@ -55,6 +56,19 @@ pub(super) struct JoinEdge {
     freq: f32,
 }
 
+/// A register-to-register move of a merge block's parameter on one incoming edge.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ParamMove {
+    /// The predecessor's index among the block's predecessors.
+    edge: u32,
+    from: Allocation,
+    to: Allocation,
+}
+
+/// Parameters × predecessors of a merge block beyond which its parameters' edge moves
+/// are not gathered (a cycle then goes unseen).
+const MAX_PARAM_MOVES: usize = 1024;
+
 impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// Fills `received` with the spilled parameters of merge blocks that are cheaper
     /// received in a register and stored once at the block's start, sorted by vreg.
@@ -73,6 +87,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // runs across blocks to see it.
         let drops_shared = self.options.redundant_moves && self.options.cross_block_redundant_moves;
         let mut edges = std::mem::take(&mut self.ctx.join_edges);
+        let mut moves = std::mem::take(&mut self.ctx.join_moves);
         let mut allocatable: Option<PRegSet> = None;
         for b in 0..f.num_blocks() {
             let join = Block::new(b);
@@ -86,6 +101,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             // Registers a parameter of this block cannot be received in: found once,
             // then each parameter received in a register adds its own.
             let mut busy: Option<PRegSet> = None;
+            let mut moves_ready = false;
             for (k, &param) in params.iter().enumerate() {
                 // Only a home in the parameter's own slot: that is what `stores_at_def`
                 // writes (a fixed stack slot is not). Most parameters have no slot, which
@@ -164,9 +180,42 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 });
                 let usable =
                     |r: PReg| r.class() == class && allocatable.contains(r) && !busy.contains(r);
-                // The free argument register whose edges are the most frequent (the
-                // first such on a tie), else the first free preferred register. Summed
-                // per register in one pass: a switch's join has hundreds of edges.
+                // Register-to-register moves of the block's other parameters on these
+                // edges, gathered at the first parameter that gets this far.
+                if !moves_ready {
+                    self.join_param_moves(out, join, &mut moves);
+                    moves_ready = true;
+                }
+                // Receiving in `r` closes a cycle on an edge where the moves already
+                // there lead from `r` back to where this parameter's argument comes from
+                // (followed backwards: each location is written by one move at most):
+                // one move more, through a temporary.
+                let cycle_cost = |r: PReg| -> f32 {
+                    let to = Allocation::reg(r);
+                    let mut cost = 0.0;
+                    for (i, e) in edges.iter().enumerate() {
+                        if e.from == to || !e.from.is_reg() {
+                            continue;
+                        }
+                        let mut at = e.from;
+                        for _ in 0..params.len() {
+                            let Some(m) = moves.iter().find(|m| m.edge == i as u32 && m.to == at)
+                            else {
+                                break;
+                            };
+                            at = m.from;
+                            if at == to {
+                                cost += e.freq;
+                                break;
+                            }
+                        }
+                    }
+                    cost
+                };
+                // The free argument registers (whose edges save their moves), else the
+                // free preferred registers; the cheapest, the first on a tie. Saved
+                // frequencies are summed per register in one pass: a switch's join has
+                // hundreds of edges.
                 let mut saved = [0f32; PReg::NUM_INDEX];
                 for e in edges.iter() {
                     if let Some(r) = e.from.as_reg() {
@@ -177,21 +226,27 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 for e in edges.iter() {
                     if let Some(r) = e.from.as_reg()
                         && usable(r)
-                        && best.is_none_or(|(s, _)| saved[r.index()] > s)
+                        && saved[r.index()] > 0.0
                     {
-                        best = Some((saved[r.index()], r));
+                        let c = into_other - saved[r.index()] + cycle_cost(r);
+                        // Each register once.
+                        saved[r.index()] = 0.0;
+                        if best.is_none_or(|(b, _)| c < b) {
+                            best = Some((c, r));
+                        }
                     }
                 }
-                if best.is_none() {
-                    best = self.env.preferred_regs_by_class[class as usize]
-                        .into_iter()
-                        .find(|&r| usable(r))
-                        .map(|r| (0.0, r));
+                for r in self.env.preferred_regs_by_class[class as usize] {
+                    if usable(r) && best.is_none_or(|(b, _)| into_other < b) {
+                        let c = into_other + cycle_cost(r);
+                        if best.is_none_or(|(b, _)| c < b) {
+                            best = Some((c, r));
+                        }
+                    }
                 }
-                let Some((saved, r)) = best else {
+                let Some((cost, r)) = best else {
                     continue;
                 };
-                let cost = into_other - saved;
                 if cost >= now {
                     continue;
                 }
@@ -201,11 +256,58 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 );
                 busy.add(r);
                 self.ctx.received.push((param.vreg() as u32, r));
+                // Its edges now move into `r`: later parameters see them.
+                let to = Allocation::reg(r);
+                moves.extend(edges.iter().enumerate().filter_map(|(i, e)| {
+                    (e.from.is_reg() && e.from != to).then_some(ParamMove {
+                        edge: i as u32,
+                        from: e.from,
+                        to,
+                    })
+                }));
             }
         }
         self.ctx.join_edges = edges;
+        self.ctx.join_moves = moves;
         self.stats.join_stores = self.ctx.received.len();
         self.ctx.received.sort_unstable_by_key(|&(v, _)| v);
+    }
+
+    /// Fills `moves` with the register-to-register edge moves of `join`'s parameters
+    /// whose home at its start is a register, by predecessor index (the order of
+    /// `JoinEdge`s). Not for a block with more than `MAX_PARAM_MOVES` parameters times
+    /// predecessors: no cycle is seen there.
+    fn join_param_moves(&self, out: &Output, join: Block, moves: &mut Vec<ParamMove>) {
+        moves.clear();
+        let f = self.func;
+        let preds = f.block_preds(join);
+        let params = f.block_params(join);
+        if params.len() < 2 || params.len() * preds.len() > MAX_PARAM_MOVES {
+            return;
+        }
+        let start = before(f.block_insns(join).first());
+        for (k, &q) in params.iter().enumerate() {
+            let Some(to) = self.loc(q, start).filter(|l| l.is_reg()) else {
+                continue;
+            };
+            for (i, &pred) in preds.iter().enumerate() {
+                let last = f.block_insns(pred).last();
+                let Some(s) = f.block_succs(pred).iter().position(|&s| s == join) else {
+                    continue;
+                };
+                let arg = f.branch_blockparams(pred, last, s)[k];
+                if let Some(from) = self.loc_at_end(out, pred, arg)
+                    && from.is_reg()
+                    && from != to
+                {
+                    moves.push(ParamMove {
+                        edge: i as u32,
+                        from,
+                        to,
+                    });
+                }
+            }
+        }
     }
 
     /// The registers that cannot receive a parameter of merge block `join`: the homes

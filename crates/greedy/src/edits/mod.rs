@@ -87,6 +87,8 @@ pub(crate) struct EditsCtx {
     received: Vec<(u32, PReg)>,
     /// `join_receivers`' per-edge scratch.
     join_edges: Vec<join_stores::JoinEdge>,
+    /// `join_receivers`' scratch: the register moves of one merge block's parameters.
+    join_moves: Vec<join_stores::ParamMove>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
