@@ -164,6 +164,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.reloads_from_copies,
     },
     Mechanism {
+        name: "join-stores",
+        option: "join_stores",
+        disable: |o| o.join_stores = false,
+        counter: "join_stores",
+        count: |s| s.join_stores,
+    },
+    Mechanism {
         name: "deferred-spilling",
         option: "deferred_spilling",
         disable: |o| o.deferred_spilling = false,

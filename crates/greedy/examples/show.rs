@@ -1,7 +1,9 @@
 //! Prints one function's allocation by greedy and by ion, with their costs: a dumped
-//! function (`FILE.json`) or a fuzz case of the quality example (`k4-s17`: 4 registers,
-//! seed 17). `--log` prints greedy's debug log (every decision) to stderr; `--text`
-//! prints the function in docs/text-format.md's format instead (for `tests/cases/`).
+//! function (`FILE.json`), a text-format file (`FILE.txt`, docs/text-format.md) or a fuzz
+//! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
+//! debug log (every decision) to stderr; `--text` prints the function in the text
+//! format instead (for `tests/cases/`); `--without-join-stores` turns
+//! `Options::join_stores` off.
 //!
 //! ```sh
 //! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]
@@ -31,6 +33,10 @@ fn main() {
             let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
             (TestFunc::from_function(&f), env)
         }
+        None if name.ends_with(".txt") => {
+            let text = std::fs::read_to_string(name).expect("read");
+            ragreedy_testkit::text::parse(&text).expect("parse")
+        }
         None => {
             let f = corpus::load_function(std::path::Path::new(name)).expect("load");
             let env = f.machine_env().clone();
@@ -41,7 +47,9 @@ fn main() {
         print!("{}", ragreedy_testkit::text::print(&func, &env));
         return;
     }
-    let ours = regalloc_greedy::run(&func, &env, &regalloc_greedy::Options::default()).unwrap();
+    let mut options = regalloc_greedy::Options::default();
+    options.join_stores = !args.iter().any(|a| a == "--without-join-stores");
+    let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     let ours_cost = cost::cost(&func, &env, &ours);
     let ion_cost = cost::cost(&func, &env, &ion);

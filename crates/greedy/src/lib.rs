@@ -187,6 +187,10 @@ pub struct Options {
     /// holds (an earlier reload of the same slot, a use, a def) copies that register
     /// instead, e.g. a spilled value passed in two fixed registers is loaded once.
     pub reload_from_copies: bool,
+    /// A spilled parameter of a block with several predecessors is received in a free
+    /// register and stored once at the block's start, instead of stored on every
+    /// incoming edge, where that is cheaper by block frequency.
+    pub join_stores: bool,
     /// Record the wall time of each allocation phase in `Stats::phases`. Off by default:
     /// a clock read costs tens of nanoseconds, which adds up to a few percent on small
     /// functions with many eviction and split attempts.
@@ -226,6 +230,7 @@ impl Default for Options {
             redundant_moves: true,
             cross_block_redundant_moves: true,
             reload_from_copies: true,
+            join_stores: true,
             phase_times: false,
             debug_break_rule: false,
         }
@@ -321,6 +326,9 @@ pub struct Stats {
     /// Moves from the stack turned into copies of a register holding the same value
     /// (`Options::reload_from_copies`).
     pub reloads_from_copies: usize,
+    /// Spilled merge-block parameters received in a register and stored once at the
+    /// block's start instead of on every incoming edge (`Options::join_stores`).
+    pub join_stores: usize,
     /// Copies whose two ends iterated register coalescing merged into one node (counted
     /// again in each colouring round).
     pub coalesced_copies: usize,
@@ -514,6 +522,7 @@ impl std::ops::AddAssign for Stats {
             partner_slot_values,
             cross_block_redundant_moves_removed,
             reloads_from_copies,
+            join_stores,
             coalesced_copies,
             colouring_rounds,
             phases,
@@ -554,6 +563,7 @@ impl std::ops::AddAssign for Stats {
         self.partner_slot_values += partner_slot_values;
         self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
         self.reloads_from_copies += reloads_from_copies;
+        self.join_stores += join_stores;
         self.coalesced_copies += coalesced_copies;
         self.colouring_rounds += colouring_rounds;
         self.phases += phases;

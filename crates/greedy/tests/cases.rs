@@ -43,6 +43,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("reloads_from_copies", |s| s.reloads_from_copies),
     ("copy_spills", |s| s.copy_spills),
     ("group_unions", |s| s.group_unions),
+    ("join_stores", |s| s.join_stores),
 ];
 
 type OptionSetter = fn(&mut Options);
@@ -51,7 +52,10 @@ type OptionSetter = fn(&mut Options);
 const OPTIONS: &[(&str, OptionSetter)] = &[];
 
 /// The on-by-default options a case may turn off with `; without: OPTION`.
-const OFF_OPTIONS: &[(&str, OptionSetter)] = &[("group_placement", |o| o.group_placement = false)];
+const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
+    ("group_placement", |o| o.group_placement = false),
+    ("join_stores", |o| o.join_stores = false),
+];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.
 fn case_options(text: &str) -> Result<Options, String> {

@@ -36,6 +36,12 @@ pub(crate) struct Partners {
     /// Every fixed-register operand in program order: the value, the point where it is
     /// in that register, the register and the block frequency.
     pub fixed: Vec<(VReg, u32, PReg, f32)>,
+    /// Weigh a merge block's parameter by its block's frequency at most over all its
+    /// incoming copies (set from `Options::join_stores`, which stores a spilled one once
+    /// at the block's start rather than on every edge).
+    pub join_params_once: bool,
+    /// Per block with several predecessors: the sum of their frequencies.
+    in_freq: Vec<f32>,
 }
 
 /// One copy between two values: `a` at point `at_a`, `b` at `at_b`.
@@ -111,6 +117,19 @@ impl Partners {
         p.copies.clear();
         p.fixed.clear();
         let mut next_listed = 0;
+        let freq_of = |b: regalloc2::Block| freq.of(b);
+        let mut in_freq = std::mem::take(&mut p.in_freq);
+        in_freq.clear();
+        if p.join_params_once {
+            in_freq.extend((0..f.num_blocks()).map(|b| {
+                let preds = f.block_preds(regalloc2::Block::new(b));
+                if preds.len() > 1 {
+                    preds.iter().map(|&q| freq_of(q)).sum()
+                } else {
+                    0.0
+                }
+            }));
+        }
         for b in 0..f.num_blocks() {
             let block = regalloc2::Block::new(b);
             let insns = f.block_insns(block);
@@ -138,6 +157,16 @@ impl Partners {
                     // parameter from the successor's first point.
                     let arg_point = 2 * last.index() as u32 + 1;
                     let param_point = 2 * f.block_insns(succ).first().index() as u32;
+                    // Spilled, a merge block's parameter costs a store at its start (the
+                    // edit builder's join stores), not one per edge: its copies' share of
+                    // its spill weight is scaled to the block's frequency when the edges
+                    // are more frequent together.
+                    let param_freq = match in_freq.get(succ.index()) {
+                        Some(&total) if total > 0.0 => {
+                            freq * (2.0 * freq_of(succ) / total).min(1.0)
+                        }
+                        _ => freq,
+                    };
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
                         // A value passed back to itself (a loop-carried value the loop
                         // does not change, as a parameter of its header) moves nothing
@@ -150,7 +179,8 @@ impl Partners {
                         p.raw.push((arg.vreg() as u32, (param, freq)));
                         p.raw.push((param.vreg() as u32, (arg, freq)));
                         p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
-                        p.raw_sites.push((param.vreg() as u32, (param_point, freq)));
+                        p.raw_sites
+                            .push((param.vreg() as u32, (param_point, param_freq)));
                         p.copies.push(CopySite {
                             a: arg,
                             at_a: arg_point,
@@ -162,6 +192,7 @@ impl Partners {
                 }
             }
         }
+        p.in_freq = in_freq;
         // `raw` and `raw_sites` are pushed in pairs keyed by the same vreg, so one count
         // places both, and past it only the vregs in some copy (`touched`) are visited:
         // medium functions have several times more vregs than instructions.

@@ -11,6 +11,7 @@
 //! parallel move: both read the state after the def and write the state before the next
 //! instruction.
 
+mod join_stores;
 pub(crate) mod parallel;
 mod redundant;
 
@@ -81,6 +82,13 @@ pub(crate) struct EditsCtx {
     /// start, in live-in order.
     scratch_locs: Vec<(VReg, u32)>,
     scratch_offsets: Vec<u32>,
+    /// Spilled merge-block parameters received in a register and stored once at the
+    /// block's start (`join_stores`), as (vreg, register), sorted by vreg.
+    received: Vec<(u32, PReg)>,
+    /// `join_receivers`' per-edge scratch.
+    join_edges: Vec<join_stores::JoinEdge>,
+    /// `join_receivers`' scratch: the register moves of one merge block's parameters.
+    join_moves: Vec<join_stores::ParamMove>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -103,6 +111,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.collect_reloads();
         self.ctx.moves.clear();
         self.operand_allocations(out)?;
+        self.find_uniform(self.func.num_vregs());
+        self.join_receivers(out);
         self.stores_at_def(out);
         self.edge_moves(out)?;
         self.piece_transitions();
@@ -454,8 +464,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         tos.clear();
         tos_at.clear();
         self.reset_cursors();
-        let nv = self.func.num_vregs();
-        self.find_uniform(nv);
         for s in 0..nb {
             let succ = Block::new(s);
             tos_at.push(tos.len() as u32);
@@ -535,9 +543,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 }
                 let args = f.branch_blockparams(pred, last, succ_idx);
                 for (&param, &arg) in params.iter().zip(args) {
-                    let Some(to) = self.loc(param, start) else {
+                    let Some(mut to) = self.loc(param, start) else {
                         continue;
                     };
+                    // Only a parameter whose home there is its slot can be received in
+                    // a register (`join_receivers`).
+                    if to.is_stack()
+                        && let Some(r) = self.received_in(param)
+                    {
+                        to = Allocation::reg(r);
+                    }
                     // Never skipped: this move is the parameter's definition.
                     let from = self.loc_at_end_forward(out, leaving, arg).ok_or_else(|| {
                         broken(format_args!(
@@ -670,7 +685,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     continue;
                 }
                 let first = self.func.block_insns(block).first();
-                match self.loc(vreg, before(first)) {
+                // A parameter received in a register (`join_receivers`) is stored from it.
+                let home = match self.received_in(vreg) {
+                    Some(r) => Some(Allocation::reg(r)),
+                    None => self.loc(vreg, before(first)),
+                };
+                match home {
                     Some(home) if home != slot => self.push_move(
                         ProgPoint::before(first),
                         MovePrio::Regular,

@@ -104,6 +104,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let t = phase_clock(self.options);
         self.reset();
         // First: the callee-saved setup and the intervals read its list of fixed operands.
+        self.ctx.partners.join_params_once = self.options.join_stores;
         self.ctx.partners.compute_listed(
             self.func,
             &self.an.freq,

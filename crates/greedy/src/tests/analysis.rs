@@ -297,6 +297,44 @@ fn self_copies_on_back_edges_are_not_partners() {
     assert!(partners.copies.iter().all(|c| c.a != c.b));
 }
 
+/// A merge block's parameter weighs its incoming copies at most twice the block's
+/// frequency together when `join_params_once` is set (a spilled one is stored once at the
+/// block's start), and each at its edge's frequency otherwise; the arguments' copies keep
+/// theirs.
+#[test]
+fn merge_parameter_copies_capped_by_block_frequency() {
+    let mut b = FuncBuilder::new();
+    let bl: Vec<Block> = (0..6).map(|_| b.block()).collect();
+    let sel = b.vreg(RegClass::Int);
+    let args: Vec<VReg> = (0..4).map(|_| b.vreg(RegClass::Int)).collect();
+    let p = b.vreg(RegClass::Int);
+    b.set_params(bl[5], &[p]);
+    b.inst(bl[0], &[Operand::reg_def(sel)]);
+    b.branch(
+        bl[0],
+        &[Operand::reg_use(sel)],
+        &[(bl[1], &[]), (bl[2], &[]), (bl[3], &[]), (bl[4], &[])],
+    );
+    for k in 0..4 {
+        b.inst(bl[k + 1], &[Operand::reg_def(args[k])]);
+        b.jump(bl[k + 1], bl[5], &[args[k]]);
+    }
+    b.ret(bl[5], &[Operand::reg_use(p)]);
+    let f = b.build().func;
+    let an = analyse(&f).expect("valid");
+    let whole = [Segment {
+        start: 0,
+        end: 2 * regalloc2::Function::num_insts(&f) as u32,
+    }];
+    let mut partners = crate::analysis::copies::Partners::default();
+    partners.compute(&f, &an.freq);
+    assert_eq!(partners.copy_freq_in(p, &whole), 4.0);
+    partners.join_params_once = true;
+    partners.compute(&f, &an.freq);
+    assert_eq!(partners.copy_freq_in(p, &whole), 2.0);
+    assert_eq!(partners.copy_freq_in(args[0], &whole), 1.0);
+}
+
 /// One `Analyses` reused after a function that failed (leaving per-vreg tables written for
 /// a vreg it names) and after a larger one answers as a fresh one does; in debug builds
 /// `Liveness` also checks that its per-vreg tables were all back at their defaults.
