@@ -101,6 +101,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.unspilled,
     },
     Mechanism {
+        name: "hoist-common-stores",
+        option: "hoist_common_stores",
+        disable: |o| o.hoist_common_stores = false,
+        counter: "hoisted_stores",
+        count: |s| s.hoisted_stores,
+    },
+    Mechanism {
         name: "outside-hints",
         option: "outside_hints",
         disable: |o| o.outside_hints = false,

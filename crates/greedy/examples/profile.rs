@@ -50,6 +50,7 @@ fn main() {
             "group_placement" => options.group_placement = false,
             "copy_spilling" => options.copy_spilling = false,
             "unspilling" => options.unspilling = false,
+            "hoist_common_stores" => options.hoist_common_stores = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,
             "redundant_moves" => options.redundant_moves = false,

@@ -3,7 +3,9 @@
 //! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `--without-join-stores` turns
-//! `Options::join_stores` off.
+//! `Options::join_stores` off. `--depth D` prints, instead of the listings, each
+//! allocator's weighted cost per loop depth and its dearest blocks at depth `D` with
+//! their moves (where a large function wins or loses against ion).
 //!
 //! ```sh
 //! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]
@@ -11,7 +13,11 @@
 
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{corpus, cost, fuzzgen};
+use regalloc2::{Edit, Function, Output};
 use std::io::Write;
+
+/// Blocks listed per allocator by `--depth`.
+const DEAREST_BLOCKS: usize = 15;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,6 +57,13 @@ fn main() {
     options.join_stores = !args.iter().any(|a| a == "--without-join-stores");
     let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
+    if let Some(d) = args.iter().position(|a| a == "--depth") {
+        let depth: u32 = args[d + 1].parse().expect("--depth D");
+        for (name, out) in [("greedy", &ours), ("ion", &ion)] {
+            print_by_depth(&func, name, out, depth);
+        }
+        return;
+    }
     let ours_cost = cost::cost(&func, &env, &ours);
     let ion_cost = cost::cost(&func, &env, &ion);
     println!(
@@ -58,4 +71,39 @@ fn main() {
         listing_with_output(&func, &ours)
     );
     println!("== ion {ion_cost:?}\n{}", listing_with_output(&func, &ion));
+}
+
+/// `out`'s weighted cost (docs/metrics.md's units and frequencies) per loop depth, then
+/// its dearest blocks at `depth`, each with its moves.
+fn print_by_depth(func: &TestFunc, name: &str, out: &Output, depth: u32) {
+    let depths = cost::loop_depths(func);
+    let mut block_of = vec![0; func.num_insts()];
+    for b in 0..func.num_blocks() {
+        for i in func.block_insns(regalloc2::Block::new(b)).iter() {
+            block_of[i.index()] = b;
+        }
+    }
+    let mut per_depth = [0u64; 8];
+    let mut blocks = std::collections::BTreeMap::<usize, (u64, String)>::new();
+    for &(at, Edit::Move { from, to }) in &out.edits {
+        let b = block_of[at.inst().index()];
+        let unit = match (from.is_stack(), to.is_stack()) {
+            (false, false) => 1,
+            (true, true) => 4,
+            _ => 2,
+        };
+        let weighted = unit * 10u64.pow(depths[b].min(6));
+        per_depth[depths[b].min(7) as usize] += weighted;
+        if depths[b] == depth {
+            let e = blocks.entry(b).or_default();
+            e.0 += weighted;
+            e.1 += &format!(" {at:?}: {to} <- {from};");
+        }
+    }
+    println!("{name}: weighted cost per loop depth 0..7: {per_depth:?}");
+    let mut dearest: Vec<_> = blocks.into_iter().collect();
+    dearest.sort_by_key(|(b, (w, _))| (std::cmp::Reverse(*w), *b));
+    for (b, (w, moves)) in dearest.iter().take(DEAREST_BLOCKS) {
+        println!("  block{b} (depth {depth}) {w}:{moves}");
+    }
 }

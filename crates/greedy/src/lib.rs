@@ -157,6 +157,10 @@ pub struct Options {
     /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
     /// tries each spill bundle in a register once more before it goes to the stack.
     pub unspilling: bool,
+    /// A store to the same slot from the same register at the start of every successor
+    /// of a branch (each entered only from it) is made once, before the branch
+    /// (`edits::hoist`).
+    pub hoist_common_stores: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -221,6 +225,7 @@ impl Default for Options {
             group_placement: true,
             copy_spilling: true,
             unspilling: true,
+            hoist_common_stores: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
@@ -307,6 +312,9 @@ pub struct Stats {
     /// Spilled pieces moved back into a register after the main loop
     /// (`Options::unspilling`).
     pub unspilled: usize,
+    /// Stores removed from a branch's successors by one store before the branch
+    /// (`Options::hoist_common_stores`).
+    pub hoisted_stores: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -513,6 +521,7 @@ impl std::ops::AddAssign for Stats {
             group_placements,
             copy_spills,
             unspilled,
+            hoisted_stores,
             moves_inserted,
             spill_stores,
             reloads,
@@ -554,6 +563,7 @@ impl std::ops::AddAssign for Stats {
         self.group_placements += group_placements;
         self.copy_spills += copy_spills;
         self.unspilled += unspilled;
+        self.hoisted_stores += hoisted_stores;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -11,6 +11,7 @@
 //! parallel move: both read the state after the def and write the state before the next
 //! instruction.
 
+mod hoist;
 mod join_stores;
 pub(crate) mod parallel;
 mod redundant;
@@ -89,6 +90,7 @@ pub(crate) struct EditsCtx {
     join_edges: Vec<join_stores::JoinEdge>,
     /// `join_receivers`' scratch: the register moves of one merge block's parameters.
     join_moves: Vec<join_stores::ParamMove>,
+    hoist: hoist::HoistScratch,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -131,6 +133,15 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             self.stats.reloads_from_copies = removed.from_copies;
             self.stats.cross_block_redundant_moves_removed = removed.cross_block;
             self.stats.phases.since(crate::Phase::RedundantMoves, t);
+        }
+        if self.options.hoist_common_stores {
+            self.stats.hoisted_stores = hoist::hoist_common_stores(
+                self.func,
+                &self.an.cfg,
+                self.ctx.stack_regs,
+                out,
+                &mut self.ctx.hoist,
+            );
         }
         self.count_moves(out);
         self.debug_locations(out);
