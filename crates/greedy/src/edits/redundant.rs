@@ -8,9 +8,11 @@
 //! A move from the stack that is kept reads a register instead when one holds the same
 //! value (`Options::reload_from_copies`): a value loaded before a call that takes it in
 //! two fixed registers is loaded once and copied, and a value reloaded into a second
-//! register while the first still holds it is copied. A stack location with no known
-//! fact gets a name for "what it holds" when a move reads it, shared by the move's
+//! register while the first still holds it is copied. A location with no known fact
+//! gets a name for "what it holds" when a move reads it, shared by the move's
 //! destination, and a use that reads a location with that name says which vreg it is.
+//! (A register too: a value received at a merge block, where the predecessors agree on
+//! no fact, is stored and later loaded back while the register still holds it.)
 //!
 //! Across blocks (`Options::cross_block_redundant_moves`), blocks are replayed in reverse
 //! postorder and a block starts from the facts that hold at the end of *every*
@@ -714,6 +716,20 @@ impl RedundantMoves {
                 (Some(v), _) => {
                     self.holds.insert(loc(to), v);
                     self.note_register(loc(to), v.vreg);
+                }
+                (None, _) if self.copies => {
+                    // A register source with no known fact is named as well: a store of
+                    // a value received at a merge block (its predecessors agree on no
+                    // fact there) and a load of it back into the same register are
+                    // then seen to be one value.
+                    let x = self.holds.unknown();
+                    if x.vreg as usize >= self.last_reg.len() {
+                        self.last_reg.resize(x.vreg as usize + 1, u32::MAX);
+                    }
+                    self.holds.insert(loc(from), x);
+                    self.note_register(loc(from), x.vreg);
+                    self.holds.insert(loc(to), x);
+                    self.note_register(loc(to), x.vreg);
                 }
                 (None, _) => {
                     self.holds.remove(loc(to));
