@@ -91,6 +91,9 @@ pub(crate) struct EditsCtx {
     /// `join_receivers`' scratch: the register moves of one merge block's parameters.
     join_moves: Vec<join_stores::ParamMove>,
     hoist: hoist::HoistScratch,
+    /// Per spill slot: some move, operand or debug location reads it
+    /// (`drop_unread_stores`).
+    slot_read: Vec<bool>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -134,6 +137,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             self.stats.cross_block_redundant_moves_removed = removed.cross_block;
             self.stats.phases.since(crate::Phase::RedundantMoves, t);
         }
+        // Debug locations come from the pieces alone; made first, they keep a slot they
+        // name from losing its stores.
+        self.debug_locations(out);
+        if self.options.redundant_moves {
+            self.stats.redundant_moves_removed += self.drop_unread_stores(out);
+        }
         if self.options.hoist_common_stores {
             self.stats.hoisted_stores = hoist::hoist_common_stores(
                 self.func,
@@ -144,7 +153,6 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
         }
         self.count_moves(out);
-        self.debug_locations(out);
         out.num_spillslots = self.a.slots.num_slots();
         self.stats.spill_slots = out.num_spillslots;
         Ok(())
@@ -820,6 +828,50 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         } else {
             Err(RegAllocError::TooManyLiveRegs)
         }
+    }
+
+    /// Drops every store into a spill slot that nothing reads: no move, operand or debug
+    /// location names it. A value written to its slot at its def whose every load the
+    /// redundant-move pass removed (its register still held it each time, a callee-saved
+    /// one across calls, say) leaves such a store. Returns how many were dropped.
+    fn drop_unread_stores(&mut self, out: &mut Output) -> usize {
+        let read = &mut self.ctx.slot_read;
+        read.clear();
+        fn mark(read: &mut Vec<bool>, a: Allocation) {
+            if let Some(slot) = a.as_stack() {
+                let i = slot.index();
+                if read.len() <= i {
+                    read.resize(i + 1, false);
+                }
+                read[i] = true;
+            }
+        }
+        for (_, Edit::Move { from, .. }) in &out.edits {
+            mark(read, *from);
+        }
+        let unread = |read: &[bool], to: Allocation| {
+            to.as_stack()
+                .is_some_and(|slot| !read.get(slot.index()).copied().unwrap_or(false))
+        };
+        // Most slots are read by some load: the operands are looked at only when a
+        // store's slot is not.
+        if !out
+            .edits
+            .iter()
+            .any(|(_, Edit::Move { to, .. })| unread(read, *to))
+        {
+            return 0;
+        }
+        for &a in &out.allocs {
+            mark(read, a);
+        }
+        for &(_, _, _, a) in &out.debug_locations {
+            mark(read, a);
+        }
+        let before = out.edits.len();
+        out.edits
+            .retain(|(_, Edit::Move { to, .. })| !unread(read, *to));
+        before - out.edits.len()
     }
 
     fn count_moves(&mut self, out: &Output) {
