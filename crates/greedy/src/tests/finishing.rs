@@ -425,55 +425,53 @@ fn a_value_passed_in_two_registers_is_loaded_once() {
     assert!(cost(&f, &e, &on).weighted < cost(&f, &e, &off).weighted);
 }
 
-/// Fuzz functions (at 3 and 4 registers per class, as `examples/quality` generates them)
-/// where a spilled piece ends up with a register free over all of it, the one its own
-/// reload pieces took: back in that register it loses its loads and stores. Each must
-/// take a piece back (`Stats::unspilled`) and come out cheaper than with the pass off.
+/// Allocates the fuzz function of `seed` at `k` registers per class (as
+/// `examples/quality` generates them) with a pass on and off (`off`): the pass must fire
+/// (`fired` > 0, 0 with it off) and make the allocation cheaper.
+fn pass_fires_and_pays(
+    k: usize,
+    seed: u64,
+    off: fn(&mut crate::Options),
+    fired: fn(&crate::Stats) -> usize,
+) {
+    use ragreedy_testkit::fuzzgen;
+    let f = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(k))
+        .expect("the seed generates a function");
+    let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let mut off_options = crate::Options::default();
+    off(&mut off_options);
+    let (off, stats_off) = alloc_with(&f, &e, &off_options);
+    assert_eq!(fired(&stats_off), 0);
+    assert!(fired(&stats_on) > 0, "k{k}-s{seed}: the pass did nothing");
+    let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+    assert!(
+        cost_on < cost_off,
+        "k{k}-s{seed}: {cost_on} with the pass, {cost_off} without"
+    );
+}
+
+/// Fuzz functions where a spilled piece ends up with a register free over all of it, the
+/// one its own reload pieces took: back in that register it loses its loads and stores
+/// (`Stats::unspilled`).
 #[test]
 fn spilled_pieces_take_back_a_register_left_free() {
-    use ragreedy_testkit::fuzzgen;
     for (k, seed) in [(4, 69), (3, 171), (3, 308)] {
-        let f = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(k))
-            .expect("the seed generates a function");
-        let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
-        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
-        let off_options = crate::Options {
-            unspilling: false,
-            ..Default::default()
-        };
-        let (off, stats_off) = alloc_with(&f, &e, &off_options);
-        assert_eq!(stats_off.unspilled, 0);
-        assert!(stats_on.unspilled > 0, "k{k}-s{seed}: nothing unspilled");
-        let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
-        assert!(
-            cost_on < cost_off,
-            "k{k}-s{seed}: {cost_on} with the pass, {cost_off} without"
-        );
+        pass_fires_and_pays(k, seed, |o| o.unspilling = false, |s| s.unspilled);
     }
 }
 
 /// Fuzz functions (8 registers per class) where both successors of a branch store the
 /// same register to the same slot on entry: the store is made once before the branch
-/// (`Stats::hoisted_stores`), cheaper than with the pass off.
+/// (`Stats::hoisted_stores`).
 #[test]
 fn a_store_made_by_every_successor_moves_before_the_branch() {
-    use ragreedy_testkit::fuzzgen;
     for seed in [397, 435, 529] {
-        let f = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(8))
-            .expect("the seed generates a function");
-        let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), 8);
-        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
-        let off_options = crate::Options {
-            hoist_common_stores: false,
-            ..Default::default()
-        };
-        let (off, stats_off) = alloc_with(&f, &e, &off_options);
-        assert_eq!(stats_off.hoisted_stores, 0);
-        assert!(stats_on.hoisted_stores > 0, "k8-s{seed}: nothing hoisted");
-        let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
-        assert!(
-            cost_on < cost_off,
-            "k8-s{seed}: {cost_on} with the pass, {cost_off} without"
+        pass_fires_and_pays(
+            8,
+            seed,
+            |o| o.hoist_common_stores = false,
+            |s| s.hoisted_stores,
         );
     }
 }
