@@ -785,11 +785,14 @@ impl RedundantMoves {
             }
         }
         for (k, (op, &alloc)) in ops.iter().zip(allocs).enumerate() {
-            if op.kind() != OperandKind::Def {
-                continue;
-            }
+            // A register outside the allocator's control that an instruction names is the
+            // client's there, whatever the operand's kind: the allocator moved any value
+            // out of it first, and what it holds afterwards is unknown.
             if fixed_nonallocatable(*op).is_some() {
                 self.holds.remove(loc(alloc));
+                continue;
+            }
+            if op.kind() != OperandKind::Def {
                 continue;
             }
             let v = op.vreg();
