@@ -14,6 +14,10 @@
 //! weigh), nor are pieces whose boundary lies inside an instruction (a bridge stays in
 //! the slot: no move can be placed there).
 //!
+//! Bridges get the same second chance, differently (`unspill_bridges`): a one-point piece
+//! left in the slot by a region split's cut inside a call moves, with the call's early
+//! point, into a register that survives the call.
+//!
 //! Most spilled pieces still have no register by the end, so each is first filtered
 //! cheaply: only registers freed (or callee-saved ones paid for) since its spill, as the
 //! spill log records the moment, and among those only the ones its own reload pieces
@@ -105,6 +109,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     pub(crate) fn unspill_pieces(&mut self) {
+        self.unspill_bridges();
         let mut s = std::mem::take(&mut self.ctx.unspill);
         s.candidates.clear();
         for &(id, moment) in &self.ctx.spill_log {
@@ -247,6 +252,148 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             s.index[v as usize] = SpilledValue::default();
         }
         self.ctx.unspill = s;
+    }
+
+    /// Bridges out of the slot. A region split that cuts a value inside an instruction
+    /// (a call that clobbers its register) leaves a one-point piece in the slot after the
+    /// cut, which no move can leave; a value kept in a register on both sides pays a
+    /// store (at its def) and a load for it. Where another register is free over the
+    /// instruction and survives it, the bridge and the instruction's early point (taken
+    /// from the register piece before, with its operands there) move into that register:
+    /// a move before the instruction, and one after it unless the piece after is in the
+    /// same register. The def's store goes with the bridge when nothing else reads the
+    /// slot (`edits`' unread stores).
+    fn unspill_bridges(&mut self) {
+        let cfg = &self.an.cfg;
+        for k in 0..self.ctx.spill_log.len() {
+            let (b, (epoch, _)) = self.ctx.spill_log[k];
+            let iv = &self.ctx.intervals[b];
+            let [run] = iv.runs[..] else { continue };
+            if epoch != NOT_TRIED
+                || !iv.spilled
+                || iv.kind != IntervalKind::Main
+                || run.start % 2 == 0
+                || run.end != run.start + 1
+            {
+                continue;
+            }
+            let v = iv.vreg;
+            let pieces = &self.ctx.vreg_pieces[v.vreg()];
+            if pieces.len() > MAX_PIECES {
+                continue;
+            }
+            // The register piece before (holding the instruction's early point) and the
+            // one after.
+            let early = run.start - 1;
+            let covering = |point: u32| {
+                pieces.iter().copied().find(|&j| {
+                    let p = &self.ctx.intervals[j];
+                    j != b
+                        && p.kind == IntervalKind::Main
+                        && overlaps(
+                            &p.runs,
+                            Segment {
+                                start: point,
+                                end: point + 1,
+                            },
+                        )
+                })
+            };
+            let (Some(before), Some(after)) = (covering(early), covering(run.end)) else {
+                continue;
+            };
+            let (r, a) = (&self.ctx.intervals[before], &self.ctx.intervals[after]);
+            let (Some(p_before), Some(p_after)) = (r.assigned, a.assigned) else {
+                continue;
+            };
+            // The piece before must keep something of its own.
+            let Some(last_seg) = r.segments.iter().find(|s| s.end == run.start) else {
+                continue;
+            };
+            if last_seg.start >= early || r.spilled || a.spilled {
+                continue;
+            }
+            let bridge = Segment {
+                start: early,
+                end: run.end,
+            };
+            let freq = self.an.freq.of(cfg.block_of(point_inst(early)));
+            // The def's store goes too when the bridge is the value's last piece on the
+            // stack.
+            let on_stack = pieces
+                .iter()
+                .filter(|&&j| {
+                    let p = &self.ctx.intervals[j];
+                    p.kind == IntervalKind::Main && p.spilled && !p.runs.is_empty()
+                })
+                .count();
+            let def_block = self.an.live.def_block[v.vreg()];
+            let def_store = if on_stack == 1 && def_block.is_valid() {
+                MEMORY_MOVES * self.an.freq.of(def_block)
+            } else {
+                0.0
+            };
+            // The load after the bridge goes; the moves around it come.
+            let candidates = std::iter::once(p_after).chain(
+                self.out.order[v.class() as usize]
+                    .iter()
+                    .copied()
+                    .filter(move |&q| q != p_after),
+            );
+            let reserved = self.an.intervals.fixed_index.conflicts(&[bridge], v);
+            let limit = r.limit.min(a.limit);
+            let mut chosen = None;
+            for q in candidates {
+                if q == p_before
+                    || q.hw_enc() >= limit
+                    || reserved.contains(q)
+                    || !self.out.order[v.class() as usize].contains(&q)
+                    || self.ctx.callee_saved.is_untouched(q)
+                    || !self.ctx.matrix.is_free(q, &[bridge])
+                {
+                    continue;
+                }
+                let moves = freq + if q == p_after { 0.0 } else { freq };
+                if MEMORY_MOVES * freq + def_store > moves {
+                    chosen = Some(q);
+                }
+                break;
+            }
+            let Some(q) = chosen else { continue };
+            // The piece before gives up the instruction's early point and its operands
+            // there.
+            self.ctx
+                .matrix
+                .unassign(p_before, &self.ctx.intervals[before]);
+            let inst = point_inst(early);
+            let r = &mut self.ctx.intervals[before];
+            for seg in r.segments.iter_mut().chain(r.runs.iter_mut()) {
+                if seg.end == run.start {
+                    seg.end = early;
+                }
+            }
+            let moved: super::interval::UseList =
+                r.uses.iter().filter(|u| u.inst == inst).copied().collect();
+            r.uses.retain(|u| u.inst != inst);
+            r.limit = super::split::use_limit(&r.uses);
+            r.fixed_conflicts = self.an.intervals.fixed_index.conflicts(&r.runs, v);
+            self.ctx
+                .matrix
+                .assign(p_before, before, &self.ctx.intervals[before]);
+            let m = &mut self.ctx.intervals[b];
+            m.segments[0] = bridge;
+            m.runs[0] = bridge;
+            m.limit = super::split::use_limit(&moved);
+            m.uses = moved;
+            m.fixed_conflicts = reserved;
+            m.spilled = false;
+            debug!(
+                "{b} ({v}): bridge out of the slot into {q} over [{early}, {}), from {p_before} to {p_after}",
+                run.end
+            );
+            self.assign(b, q);
+            self.stats.unspilled += 1;
+        }
     }
 
     /// Lists the pieces of every candidate's value, sorted, in `s`'s index.
