@@ -16,6 +16,7 @@
 //! (nothing between the new place and the old one changes what it stores or reads what it
 //! writes).
 
+use super::is_stack_alloc;
 use crate::analysis::cfg::Cfg;
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, InstPosition, OperandKind, Output, PRegSet, ProgPoint,
@@ -50,10 +51,7 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
 ) -> usize {
     s.dropped.clear();
     s.added.clear();
-    let is_stack = |a: Allocation| match a.as_reg() {
-        Some(r) => stack_regs.contains(r),
-        None => a.is_stack(),
-    };
+    let is_stack = |a: Allocation| is_stack_alloc(&stack_regs, a);
     // Only a block some store's block is entered from alone can have one to hoist: the
     // stores find them, most functions having few or none.
     s.branches.clear();

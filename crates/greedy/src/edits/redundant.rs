@@ -696,14 +696,7 @@ impl RedundantMoves {
                 (value, _) if self.copies && self.is_stack(from) => {
                     // A stack source with no known fact is named, so that its
                     // destination and later moves from it can be matched.
-                    let v = value.unwrap_or_else(|| {
-                        let x = self.holds.unknown();
-                        self.holds.insert(loc(from), x);
-                        if x.vreg as usize >= self.last_reg.len() {
-                            self.last_reg.resize(x.vreg as usize + 1, u32::MAX);
-                        }
-                        x
-                    });
+                    let v = value.unwrap_or_else(|| self.name_unknown(loc(from)));
                     if let Some(r) = self.register_holding(v.vreg, loc(to)) {
                         // The register holds what the stack location holds: a register
                         // copy instead of a load (or of a stack-to-stack move).
@@ -722,11 +715,7 @@ impl RedundantMoves {
                     // a value received at a merge block (its predecessors agree on no
                     // fact there) and a load of it back into the same register are
                     // then seen to be one value.
-                    let x = self.holds.unknown();
-                    if x.vreg as usize >= self.last_reg.len() {
-                        self.last_reg.resize(x.vreg as usize + 1, u32::MAX);
-                    }
-                    self.holds.insert(loc(from), x);
+                    let x = self.name_unknown(loc(from));
                     self.note_register(loc(from), x.vreg);
                     self.holds.insert(loc(to), x);
                     self.note_register(loc(to), x.vreg);
@@ -737,6 +726,16 @@ impl RedundantMoves {
             }
             *e += 1;
         }
+    }
+
+    /// Gives location `l`, which holds no known fact, a new unknown (see `unknown_base`).
+    fn name_unknown(&mut self, l: u32) -> Fact {
+        let x = self.holds.unknown();
+        self.holds.insert(l, x);
+        if x.vreg as usize >= self.last_reg.len() {
+            self.last_reg.resize(x.vreg as usize + 1, u32::MAX);
+        }
+        x
     }
 
     fn is_stack(&self, a: Allocation) -> bool {

@@ -83,6 +83,11 @@ impl LiveInterval {
         self.weight.is_finite()
     }
 
+    /// A piece of the value's home that lives in its spill slot (not retired).
+    pub fn in_slot(&self) -> bool {
+        self.kind == IntervalKind::Main && self.spilled && !self.runs.is_empty()
+    }
+
     /// Number of program points covered.
     pub fn size(&self) -> u32 {
         self.segments.iter().map(Segment::len).sum()

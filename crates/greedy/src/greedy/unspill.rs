@@ -114,15 +114,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         s.candidates.clear();
         for &(id, moment) in &self.ctx.spill_log {
             let iv = &self.ctx.intervals[id];
-            if iv.kind == IntervalKind::Main
-                && iv.spilled
-                && !iv.runs.is_empty()
+            if iv.in_slot()
                 && !iv
                     .uses
                     .iter()
                     .any(|u| u.operand.constraint() == OperandConstraint::Stack)
             {
-                let fresh = self.fresh_registers(id, moment);
                 // A register free over the piece at the end is, as a rule, one its own
                 // reload pieces took (nothing else needed it there): only those are
                 // probed, most pieces settled before their value's pieces are indexed.
@@ -145,6 +142,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         held.add(r);
                     }
                 }
+                if held == PRegSet::empty() {
+                    continue;
+                }
+                let fresh = self.fresh_registers(id, moment);
                 let free_one = (held & fresh).into_iter().any(|p| {
                     self.may_hold(p, iv)
                         && !self.ctx.callee_saved.is_untouched(p)
@@ -269,11 +270,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let (b, (epoch, _)) = self.ctx.spill_log[k];
             let iv = &self.ctx.intervals[b];
             let [run] = iv.runs[..] else { continue };
-            if epoch != NOT_TRIED
-                || !iv.spilled
-                || iv.kind != IntervalKind::Main
-                || run.start % 2 == 0
-                || run.end != run.start + 1
+            if epoch != NOT_TRIED || !iv.in_slot() || run.start % 2 == 0 || run.end != run.start + 1
             {
                 continue;
             }
@@ -322,10 +319,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // stack.
             let on_stack = pieces
                 .iter()
-                .filter(|&&j| {
-                    let p = &self.ctx.intervals[j];
-                    p.kind == IntervalKind::Main && p.spilled && !p.runs.is_empty()
-                })
+                .filter(|&&j| self.ctx.intervals[j].in_slot())
                 .count();
             let def_block = self.an.live.def_block[v.vreg()];
             let def_store = if on_stack == 1 && def_block.is_valid() {
@@ -417,7 +411,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let p = &self.ctx.intervals[piece];
                 match p.kind {
                     IntervalKind::Main => {
-                        on_stack += u32::from(p.spilled && !p.runs.is_empty());
+                        on_stack += u32::from(p.in_slot());
                         s.runs
                             .extend(p.runs.iter().map(|r| (r.start, r.end, piece)));
                     }
@@ -618,28 +612,29 @@ fn for_reload_pieces(
 /// in becomes a move (nothing in the same register), and the way out a move instead of
 /// a load; a stack neighbour costs a load on the way in and nothing on the way out.
 fn boundary_gain(boundaries: &[(f32, Side, bool)], p: PReg) -> f32 {
-    boundaries
-        .iter()
-        .map(|&(freq, side, enters)| {
-            let moved = if side == Side::Reg(p) { 0.0 } else { freq };
-            match side {
-                // Into the slot cost nothing (the slot holds the value since its def).
-                Side::Reg(_) if enters => -moved,
-                Side::Reg(_) => MEMORY_MOVES * freq - moved,
-                Side::Stack if enters => -MEMORY_MOVES * freq,
-                Side::Stack | Side::None => 0.0,
-            }
-        })
-        .sum()
+    gain_where(boundaries, |q| q == p)
 }
 
 /// `boundary_gain` for a register that every register neighbour holds.
 fn upper_gain(boundaries: &[(f32, Side, bool)]) -> f32 {
+    gain_where(boundaries, |_| true)
+}
+
+/// `boundary_gain` where the register taken is the one of each register neighbour for
+/// which `same` holds.
+fn gain_where(boundaries: &[(f32, Side, bool)], same: impl Fn(PReg) -> bool) -> f32 {
     boundaries
         .iter()
         .map(|&(freq, side, enters)| match side {
-            Side::Reg(_) if enters => 0.0,
-            Side::Reg(_) => MEMORY_MOVES * freq,
+            // Into the slot cost nothing (the slot holds the value since its def).
+            Side::Reg(q) => {
+                let moved = if same(q) { 0.0 } else { freq };
+                if enters {
+                    -moved
+                } else {
+                    MEMORY_MOVES * freq - moved
+                }
+            }
             Side::Stack if enters => -MEMORY_MOVES * freq,
             Side::Stack | Side::None => 0.0,
         })
