@@ -70,6 +70,76 @@ struct LocalWindow {
     evicts: f32,
 }
 
+/// The extremes (heaviest occupant, first and last occupant ordinals) of the local-split
+/// steps a window crosses, for windows whose two ends only move right: three monotonic
+/// queues of step indices, so each step is pushed and popped at most once per register.
+#[derive(Default)]
+struct CrossedSteps {
+    heaviest: Vec<u32>,
+    heaviest_head: usize,
+    first: Vec<u32>,
+    first_head: usize,
+    last: Vec<u32>,
+    last_head: usize,
+    /// Steps below this have been pushed.
+    pushed: usize,
+}
+
+impl CrossedSteps {
+    fn restart(&mut self) {
+        self.heaviest.clear();
+        self.first.clear();
+        self.last.clear();
+        (
+            self.heaviest_head,
+            self.first_head,
+            self.last_head,
+            self.pushed,
+        ) = (0, 0, 0, 0);
+    }
+
+    /// Extremes over `steps[from..to]` ((0, `u32::MAX`, 0) when empty). Neither `from`
+    /// nor `to` may be below its value at the previous call since `restart`.
+    fn fold(&mut self, steps: &[(f32, u32, u32)], from: usize, to: usize) -> (f32, u32, u32) {
+        debug_assert!(to >= self.pushed, "the window's end moved left");
+        while self.pushed < to {
+            let i = self.pushed;
+            let (w, f, l) = steps[i];
+            while self.heaviest.len() > self.heaviest_head
+                && steps[*self.heaviest.last().unwrap() as usize].0 <= w
+            {
+                self.heaviest.pop();
+            }
+            self.heaviest.push(i as u32);
+            while self.first.len() > self.first_head
+                && steps[*self.first.last().unwrap() as usize].1 >= f
+            {
+                self.first.pop();
+            }
+            self.first.push(i as u32);
+            while self.last.len() > self.last_head
+                && steps[*self.last.last().unwrap() as usize].2 <= l
+            {
+                self.last.pop();
+            }
+            self.last.push(i as u32);
+            self.pushed += 1;
+        }
+        let from = from as u32;
+        let front = |q: &Vec<u32>, head: &mut usize| {
+            while *head < q.len() && q[*head] < from {
+                *head += 1;
+            }
+            q.get(*head).map(|&i| steps[i as usize])
+        };
+        (
+            front(&self.heaviest, &mut self.heaviest_head).map_or(0.0, |s| s.0),
+            front(&self.first, &mut self.first_head).map_or(u32::MAX, |s| s.1),
+            front(&self.last, &mut self.last_head).map_or(0, |s| s.2),
+        )
+    }
+}
+
 /// One product of a split: its segments, the stage it starts in, and a register that is
 /// known to be free for it (assigned right away).
 struct Product {
@@ -1142,6 +1212,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // ordinals), so the extension reads one entry per step.
         let mut steps = vec![(0.0f32, u32::MAX, 0u32); m - 1];
         let mut occupants: Vec<(u32, u32, f32)> = Vec::new();
+        let mut crossed = CrossedSteps::default();
         // Operands per use instruction, for a window's estimated spill weight (as
         // `spill_weight` would compute it for the product, copies aside).
         let mut ops_before = vec![0u32; m + 1];
@@ -1279,8 +1350,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // (bounded work per start). Only windows with at least as many uses as the
             // best so far are weighed: fewer cannot replace it.
             let mut need = best.map_or(0, |w| w.uses);
+            crossed.restart();
             for a in 0..m {
-                if m - a < need {
+                if m - a < need || need > MAX_EVICTING_WINDOW {
                     break;
                 }
                 let (mut heaviest, mut first, mut last) =
@@ -1288,12 +1360,35 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 if heaviest.is_infinite() {
                     continue;
                 }
+                // A window from `a` with fewer than `need` uses is never weighed, so the
+                // steps to use `a + need - 1` are folded at once rather than walked
+                // (most of the walk when `need` is large).
+                let b0 = a + need.max(1) - 1;
+                let (w, f, l) = crossed.fold(&steps, a, b0);
+                debug_assert_eq!(
+                    (w, f, l),
+                    steps[a..b0]
+                        .iter()
+                        .fold((0.0, u32::MAX, 0), |(w, f, l), s| (
+                            if s.0 > w { s.0 } else { w },
+                            f.min(s.1),
+                            l.max(s.2)
+                        ))
+                );
+                if w > heaviest {
+                    heaviest = w;
+                }
+                first = first.min(f);
+                last = last.max(l);
+                if heaviest == f32::INFINITY {
+                    continue;
+                }
                 let end = (a + MAX_EVICTING_WINDOW).min(m);
                 // The operands the longest window from `a` holds: with the length so
                 // far, a bound on the estimate of every window from `a` not yet seen.
                 let ops_reach = freq * (ops_before[end] - ops_before[a]) as f32;
-                let mut b = a;
-                let mut ahead = steps[a..end - 1].iter();
+                let mut b = b0;
+                let mut ahead = steps[b0..end - 1].iter();
                 loop {
                     if first != u32::MAX && (last - first + 1) as usize > max_interference {
                         break;
@@ -2164,5 +2259,52 @@ mod tests {
             dropped_some >= 200,
             "only {dropped_some} graphs lost a link"
         );
+    }
+
+    /// `CrossedSteps::fold` gives the extremes a plain fold over the window gives, for
+    /// random steps (ties, infinite weights, empty steps) and windows whose ends move
+    /// right by random amounts, empty windows included.
+    #[test]
+    fn crossed_steps_match_a_plain_fold() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut crossed = CrossedSteps::default();
+        let mut nonempty = 0;
+        for _ in 0..300 {
+            let n = 1 + next(60) as usize;
+            let steps: Vec<(f32, u32, u32)> = (0..n)
+                .map(|_| match next(8) {
+                    0 => (0.0, u32::MAX, 0),
+                    1 => (f32::INFINITY, u32::MAX, 0),
+                    _ => {
+                        let first = next(20) as u32;
+                        (next(5) as f32, first, first + next(4) as u32)
+                    }
+                })
+                .collect();
+            crossed.restart();
+            let (mut from, mut to) = (0, 0);
+            while from <= n {
+                to = (to + next(4) as usize).clamp(from, n);
+                let plain = steps[from..to]
+                    .iter()
+                    .fold((0.0f32, u32::MAX, 0u32), |(w, f, l), s| {
+                        (w.max(s.0), f.min(s.1), l.max(s.2))
+                    });
+                assert_eq!(
+                    crossed.fold(&steps, from, to),
+                    plain,
+                    "{steps:?} {from}..{to}"
+                );
+                nonempty += usize::from(from < to);
+                from += 1 + next(2) as usize;
+            }
+        }
+        assert!(nonempty > 1000, "only {nonempty} non-empty windows");
     }
 }
