@@ -72,17 +72,58 @@ struct LocalWindow {
 
 /// The extremes (heaviest occupant, first and last occupant ordinals) of the local-split
 /// steps a window crosses, for windows whose two ends only move right: three monotonic
-/// queues of step indices, so each step is pushed and popped at most once per register.
+/// queues of (step index, value), so each step is pushed and popped at most once per
+/// register.
 #[derive(Default)]
 struct CrossedSteps {
-    heaviest: Vec<u32>,
-    heaviest_head: usize,
-    first: Vec<u32>,
-    first_head: usize,
-    last: Vec<u32>,
-    last_head: usize,
+    heaviest: MonotonicQueue<f32>,
+    first: MonotonicQueue<u32>,
+    last: MonotonicQueue<u32>,
     /// Steps below this have been pushed.
     pushed: usize,
+}
+
+/// A sliding-window extreme: entries (index, value) with indices increasing and values
+/// strictly decreasing under `keeps` (a later entry at least as good hides earlier ones).
+struct MonotonicQueue<T> {
+    entries: Vec<(u32, T)>,
+    head: usize,
+}
+
+impl<T> Default for MonotonicQueue<T> {
+    fn default() -> Self {
+        MonotonicQueue {
+            entries: Vec::new(),
+            head: 0,
+        }
+    }
+}
+
+impl<T: Copy> MonotonicQueue<T> {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.head = 0;
+    }
+
+    /// Appends step `i`, dropping the entries `value` is at least as extreme as.
+    #[inline]
+    fn push(&mut self, i: usize, value: T, at_least: impl Fn(T, T) -> bool) {
+        while self.entries.len() > self.head
+            && at_least(value, self.entries[self.entries.len() - 1].1)
+        {
+            self.entries.pop();
+        }
+        self.entries.push((i as u32, value));
+    }
+
+    /// The extreme over the steps from `from` on, or `none` when there are none.
+    #[inline]
+    fn front(&mut self, from: usize, none: T) -> T {
+        while self.head < self.entries.len() && (self.entries[self.head].0 as usize) < from {
+            self.head += 1;
+        }
+        self.entries.get(self.head).map_or(none, |e| e.1)
+    }
 }
 
 impl CrossedSteps {
@@ -90,12 +131,7 @@ impl CrossedSteps {
         self.heaviest.clear();
         self.first.clear();
         self.last.clear();
-        (
-            self.heaviest_head,
-            self.first_head,
-            self.last_head,
-            self.pushed,
-        ) = (0, 0, 0, 0);
+        self.pushed = 0;
     }
 
     /// Extremes over `steps[from..to]` ((0, `u32::MAX`, 0) when empty). Neither `from`
@@ -105,37 +141,15 @@ impl CrossedSteps {
         while self.pushed < to {
             let i = self.pushed;
             let (w, f, l) = steps[i];
-            while self.heaviest.len() > self.heaviest_head
-                && steps[*self.heaviest.last().unwrap() as usize].0 <= w
-            {
-                self.heaviest.pop();
-            }
-            self.heaviest.push(i as u32);
-            while self.first.len() > self.first_head
-                && steps[*self.first.last().unwrap() as usize].1 >= f
-            {
-                self.first.pop();
-            }
-            self.first.push(i as u32);
-            while self.last.len() > self.last_head
-                && steps[*self.last.last().unwrap() as usize].2 <= l
-            {
-                self.last.pop();
-            }
-            self.last.push(i as u32);
+            self.heaviest.push(i, w, |a, b| a >= b);
+            self.first.push(i, f, |a, b| a <= b);
+            self.last.push(i, l, |a, b| a >= b);
             self.pushed += 1;
         }
-        let from = from as u32;
-        let front = |q: &Vec<u32>, head: &mut usize| {
-            while *head < q.len() && q[*head] < from {
-                *head += 1;
-            }
-            q.get(*head).map(|&i| steps[i as usize])
-        };
         (
-            front(&self.heaviest, &mut self.heaviest_head).map_or(0.0, |s| s.0),
-            front(&self.first, &mut self.first_head).map_or(u32::MAX, |s| s.1),
-            front(&self.last, &mut self.last_head).map_or(0, |s| s.2),
+            self.heaviest.front(from, 0.0),
+            self.first.front(from, u32::MAX),
+            self.last.front(from, 0),
         )
     }
 }
