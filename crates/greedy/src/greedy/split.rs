@@ -1276,6 +1276,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             let mut probe = self.ctx.matrix.probe(p);
             let mut j = 0;
+            // Whether some cell holds only occupants eviction may take: without one, every
+            // window that evicts crosses an infinite cell, and the free runs are all.
+            let mut evictable = false;
             for c in 0..n_cells {
                 let cell = Segment {
                     start: bounds[c],
@@ -1309,6 +1312,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     // Occupied, however light the occupants (a piece with no uses
                     // weighs 0): only an empty cell counts as free.
                     cell_weight[c] = cell_weight[c].max(f32::MIN_POSITIVE);
+                    evictable |= cell_weight[c].is_finite();
                     cell_first[c] = j as u32;
                     cell_last[c] = (k - 1) as u32;
                 }
@@ -1347,7 +1351,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 consider(&mut best, a, b, 0.0);
                 a = b + 1;
             }
-            if !evicting {
+            if !evictable {
                 continue;
             }
             for (b, step) in steps.iter_mut().enumerate() {
