@@ -71,14 +71,17 @@ struct LocalWindow {
 }
 
 /// The extremes (heaviest occupant, first and last occupant ordinals) of the local-split
-/// steps a window crosses, for windows whose two ends only move right: three monotonic
-/// queues of (step index, value), so each step is pushed and popped at most once per
-/// register.
+/// steps a window crosses, for windows whose two ends only move right. The heaviest
+/// comes from a monotonic queue; the ordinals need none, as a step's occupants never
+/// start before an earlier step's (both cursors over the register's union only move
+/// forward): the first is the earliest occupied step's, the last the latest's.
 #[derive(Default)]
 struct CrossedSteps {
     heaviest: MonotonicQueue<f32>,
-    first: MonotonicQueue<u32>,
-    last: MonotonicQueue<u32>,
+    /// No step in `from..occupied` of the latest call has an occupant.
+    occupied: usize,
+    /// The last ordinal of the latest occupied step pushed.
+    last: u32,
     /// Steps below this have been pushed.
     pushed: usize,
 }
@@ -129,28 +132,34 @@ impl<T: Copy> MonotonicQueue<T> {
 impl CrossedSteps {
     fn restart(&mut self) {
         self.heaviest.clear();
-        self.first.clear();
-        self.last.clear();
-        self.pushed = 0;
+        (self.occupied, self.last, self.pushed) = (0, 0, 0);
     }
 
     /// Extremes over `steps[from..to]` ((0, `u32::MAX`, 0) when empty). Neither `from`
-    /// nor `to` may be below its value at the previous call since `restart`.
+    /// nor `to` may be below its value at the previous call since `restart`, and the
+    /// occupied steps' ordinals must not decrease along `steps`.
     fn fold(&mut self, steps: &[(f32, u32, u32)], from: usize, to: usize) -> (f32, u32, u32) {
         debug_assert!(to >= self.pushed, "the window's end moved left");
         while self.pushed < to {
             let i = self.pushed;
-            let (w, f, l) = steps[i];
+            let (w, first, last) = steps[i];
             self.heaviest.push(i, w, |a, b| a >= b);
-            self.first.push(i, f, |a, b| a <= b);
-            self.last.push(i, l, |a, b| a >= b);
+            if first != u32::MAX {
+                debug_assert!(first <= last && last >= self.last, "ordinals went back");
+                self.last = last;
+            }
             self.pushed += 1;
         }
-        (
-            self.heaviest.front(from, 0.0),
-            self.first.front(from, u32::MAX),
-            self.last.front(from, 0),
-        )
+        self.occupied = self.occupied.max(from);
+        while self.occupied < to && steps[self.occupied].1 == u32::MAX {
+            self.occupied += 1;
+        }
+        let heaviest = self.heaviest.front(from, 0.0);
+        if self.occupied < to {
+            (heaviest, steps[self.occupied].1, self.last)
+        } else {
+            (heaviest, u32::MAX, 0)
+        }
     }
 }
 
@@ -2280,8 +2289,9 @@ mod tests {
     }
 
     /// `CrossedSteps::fold` gives the extremes a plain fold over the window gives, for
-    /// random steps (ties, infinite weights, empty steps) and windows whose ends move
-    /// right by random amounts, empty windows included.
+    /// random steps (ties, infinite weights, empty steps, occupant ordinals in union
+    /// order) and windows whose ends move right by random amounts, empty windows
+    /// included.
     #[test]
     fn crossed_steps_match_a_plain_fold() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -2295,13 +2305,17 @@ mod tests {
         let mut nonempty = 0;
         for _ in 0..300 {
             let n = 1 + next(60) as usize;
+            let (mut first, mut last) = (0u32, 0u32);
             let steps: Vec<(f32, u32, u32)> = (0..n)
                 .map(|_| match next(8) {
                     0 => (0.0, u32::MAX, 0),
                     1 => (f32::INFINITY, u32::MAX, 0),
                     _ => {
-                        let first = next(20) as u32;
-                        (next(5) as f32, first, first + next(4) as u32)
+                        // Occupants in union order: a step's first ordinal is at least
+                        // the previous occupied step's first, its last at least its last.
+                        first += next(3) as u32;
+                        last = last.max(first) + next(3) as u32;
+                        (next(5) as f32, first, last)
                     }
                 })
                 .collect();
