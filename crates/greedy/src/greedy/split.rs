@@ -70,6 +70,18 @@ struct LocalWindow {
     evicts: f32,
 }
 
+/// Extends a local-split window's extremes (heaviest occupant, first and last occupant
+/// ordinals) over one more step.
+#[inline(always)]
+fn widen(heaviest: &mut f32, first: &mut u32, last: &mut u32, (w, f, l): (f32, u32, u32)) {
+    // No weight is NaN: a plain comparison, not `f32::max`.
+    if w > *heaviest {
+        *heaviest = w;
+    }
+    *first = (*first).min(f);
+    *last = (*last).max(l);
+}
+
 /// The extremes (heaviest occupant, first and last occupant ordinals) of the local-split
 /// steps a window crosses, for windows whose two ends only move right. The heaviest
 /// comes from a monotonic queue; the ordinals need none, as a step's occupants never
@@ -1402,11 +1414,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                             l.max(s.2)
                         ))
                 );
-                if w > heaviest {
-                    heaviest = w;
-                }
-                first = first.min(f);
-                last = last.max(l);
+                widen(&mut heaviest, &mut first, &mut last, (w, f, l));
                 if heaviest == f32::INFINITY {
                     continue;
                 }
@@ -1440,15 +1448,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                             need = best.map_or(0, |w| w.uses);
                         }
                     }
-                    let Some(&(weight, step_first, step_last)) = ahead.next() else {
+                    let Some(&step) = ahead.next() else {
                         break;
                     };
-                    // No weight is NaN: a plain comparison, not `f32::max`.
-                    if weight > heaviest {
-                        heaviest = weight;
-                    }
-                    first = first.min(step_first);
-                    last = last.max(step_last);
+                    widen(&mut heaviest, &mut first, &mut last, step);
                     if heaviest == f32::INFINITY {
                         break;
                     }
