@@ -3,8 +3,11 @@
 //! target/release/examples/profile DUMPS [FILTER]` counts the allocator's instructions only
 //! (loading the JSON is not collected). `REPS=n` allocates everything n times with one reused
 //! context, as a JIT would; (count at n) - (count at 1) over n - 1 is the warm per-pass cost.
-//! `OFF=option,option` turns options off (see the match below); `STATS=1` prints the summed
+//! `OFF=option,option` turns options off (`common/off.rs` lists them); `STATS=1` prints the summed
 //! `Stats` (the bookkeeping is not free: leave it out when counting instructions).
+#[path = "common/off.rs"]
+mod off;
+
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::corpus;
 
@@ -37,30 +40,7 @@ fn main() {
             cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
         }
     }
-    let mut options = regalloc_greedy::Options::default();
-    // `OFF=a,b`: options turned off, to weigh what a mechanism costs.
-    for name in std::env::var("OFF").unwrap_or_default().split(',') {
-        match name {
-            "" => {}
-            "evicting_local_split" => options.evicting_local_split = false,
-            "csr_pre_split" => options.csr_pre_split = false,
-            "hint_recoloring" => options.hint_recoloring = false,
-            "group_hints" => options.group_hints = false,
-            "long_value_order" => options.long_value_order = false,
-            "group_placement" => options.group_placement = false,
-            "copy_spilling" => options.copy_spilling = false,
-            "unspilling" => options.unspilling = false,
-            "hoist_common_stores" => options.hoist_common_stores = false,
-            "last_chance_recoloring" => options.last_chance_recoloring = false,
-            "slot_sharing" => options.slot_sharing = false,
-            "redundant_moves" => options.redundant_moves = false,
-            "splitting" => options.splitting = false,
-            other => {
-                eprintln!("OFF: unknown option {other}");
-                std::process::exit(2);
-            }
-        }
-    }
+    let options = off::options_from_env();
     let mut ctx = regalloc_greedy::Context::new();
     let mut out = regalloc2::Output::default();
     let mut stats = regalloc_greedy::Stats::default();

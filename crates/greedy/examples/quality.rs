@@ -14,6 +14,11 @@
 //! parts (moves, spills, reloads, stack moves, callee-saved) and ion's, tab-separated.
 //! `--base OLD.tsv` (an earlier `--out`) compares greedy's costs with that build's, function
 //! by function: how many got cheaper and dearer, and the largest changes either way.
+//! `OFF=option,option` turns greedy's options off (as in the `profile` example), to see
+//! which functions a mechanism changes.
+
+#[path = "common/off.rs"]
+mod off;
 
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::{check, corpus, cost, fuzzgen};
@@ -89,7 +94,7 @@ fn main() {
     for &k in &fuzz {
         fuzz_cases(k, count, &mut cases);
     }
-    let options = regalloc_greedy::Options::default();
+    let options = off::options_from_env();
     let ion_options = regalloc2::RegallocOptions::default();
     // Per group: (functions, sum of log ratios, greedy sum, ion sum); "wasm" sums every dump.
     let mut groups: BTreeMap<String, (usize, f64, u64, u64)> = BTreeMap::new();

@@ -1,0 +1,31 @@
+//! `OFF=a,b` in the environment: options turned off, to weigh what a mechanism costs or
+//! buys (shared by the `profile` and `quality` examples).
+
+/// `Options::default()` with the options `OFF` names turned off; exits on an unknown name.
+pub fn options_from_env() -> regalloc_greedy::Options {
+    let mut options = regalloc_greedy::Options::default();
+    for name in std::env::var("OFF").unwrap_or_default().split(',') {
+        match name {
+            "" => {}
+            "evicting_local_split" => options.evicting_local_split = false,
+            "csr_pre_split" => options.csr_pre_split = false,
+            "hint_recoloring" => options.hint_recoloring = false,
+            "group_hints" => options.group_hints = false,
+            "long_value_order" => options.long_value_order = false,
+            "group_placement" => options.group_placement = false,
+            "copy_spilling" => options.copy_spilling = false,
+            "unspilling" => options.unspilling = false,
+            "hoist_common_stores" => options.hoist_common_stores = false,
+            "join_stores" => options.join_stores = false,
+            "last_chance_recoloring" => options.last_chance_recoloring = false,
+            "slot_sharing" => options.slot_sharing = false,
+            "redundant_moves" => options.redundant_moves = false,
+            "splitting" => options.splitting = false,
+            other => {
+                eprintln!("OFF: unknown option {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    options
+}
