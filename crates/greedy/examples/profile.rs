@@ -49,6 +49,7 @@ fn main() {
             "long_value_order" => options.long_value_order = false,
             "group_placement" => options.group_placement = false,
             "copy_spilling" => options.copy_spilling = false,
+            "copy_spill_chains" => options.copy_spill_chains = false,
             "unspilling" => options.unspilling = false,
             "hoist_common_stores" => options.hoist_common_stores = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,

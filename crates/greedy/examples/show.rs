@@ -3,7 +3,7 @@
 //! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `--without-join-stores` turns
-//! `Options::join_stores` off. `--depth D` prints, instead of the listings, each
+//! `Options::join_stores` off, `--without-copy-spill-chains` `Options::copy_spill_chains`. `--depth D` prints, instead of the listings, each
 //! allocator's weighted cost per loop depth and its dearest blocks at depth `D` with
 //! their moves (where a large function wins or loses against ion).
 //!
@@ -55,6 +55,7 @@ fn main() {
     }
     let mut options = regalloc_greedy::Options::default();
     options.join_stores = !args.iter().any(|a| a == "--without-join-stores");
+    options.copy_spill_chains = !args.iter().any(|a| a == "--without-copy-spill-chains");
     let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     if let Some(d) = args.iter().position(|a| a == "--depth") {
