@@ -51,6 +51,7 @@ fn main() {
             "copy_spilling" => options.copy_spilling = false,
             "copy_spill_chains" => options.copy_spill_chains = false,
             "unspilling" => options.unspilling = false,
+            "unspill_copy_freed" => options.unspill_copy_freed = false,
             "hoist_common_stores" => options.hoist_common_stores = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,

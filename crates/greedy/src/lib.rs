@@ -162,6 +162,10 @@ pub struct Options {
     /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
     /// tries each spill bundle in a register once more before it goes to the stack.
     pub unspilling: bool,
+    /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
+    /// also probes, for each spilled piece with reload pieces, the registers that values
+    /// moved to the stack by copy spilling left where the piece lives.
+    pub unspill_copy_freed: bool,
     /// A store to the same slot from the same register at the start of every successor
     /// of a branch (each entered only from it) is made once, before the branch
     /// (`edits::hoist`).
@@ -231,6 +235,7 @@ impl Default for Options {
             copy_spilling: true,
             copy_spill_chains: true,
             unspilling: true,
+            unspill_copy_freed: true,
             hoist_common_stores: true,
             outside_hints: true,
             outside_stack_hints: true,

@@ -57,6 +57,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("group_placement", |o| o.group_placement = false),
     ("join_stores", |o| o.join_stores = false),
     ("copy_spill_chains", |o| o.copy_spill_chains = false),
+    ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

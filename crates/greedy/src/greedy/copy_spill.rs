@@ -15,12 +15,18 @@
 //! disjoint (the slots can merge) and a load and a store otherwise. It moves to the stack
 //! when that is strictly cheaper. Candidates are revisited while some moved, at most
 //! `MAX_PASSES` times: one leaving for the stack can tip its neighbour in a chain.
+//!
+//! A chain whose two ends meet spilled partners never tips that way (each member alone
+//! pays a load or store to leave its neighbours in registers): the candidates left in
+//! registers are then labelled chain by chain by a minimum cut (`Options::
+//! copy_spill_chains`). The registers the pass empties, and where, are handed to
+//! unspilling, which runs next with `Options::unspill_copy_freed`.
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind};
 use crate::analysis::intervals::Segment;
 use log::debug;
-use regalloc2::{Function, PReg, VReg};
+use regalloc2::{Function, PReg, PRegSet, VReg};
 
 const MAX_PASSES: usize = 3;
 /// A partner with more pieces than this is not looked up (its location counts as
@@ -32,6 +38,8 @@ const NONE: u32 = u32::MAX;
 const MAX_CHAIN: usize = 64;
 /// Marks an `index_of` entry as a member's place in the chain being labelled.
 const CHAIN_BIT: u32 = 1 << 31;
+/// Points per bucket of `CopySpillScratch::freed_prefix`.
+const FREED_BUCKET: usize = 64;
 /// Capacities and costs below this count as zero (sums of `f32` frequencies in `f64`).
 const EPSILON: f64 = 1e-9;
 
@@ -62,6 +70,17 @@ pub(crate) struct CopySpillScratch {
     /// Per entry of `pairs`, its two values.
     pair_vregs: Vec<(VReg, VReg)>,
     cut: Cut,
+    /// The registers that values moved to the stack left, and the runs they left
+    /// there as (register, start, end).
+    freed: PRegSet,
+    freed_runs: Vec<(PReg, u32, u32)>,
+    /// Where those registers were left, by bucket (`FREED_BUCKET` points): per freed
+    /// register (its row in `freed_row`), the number of buckets before each where it
+    /// was, one row of `buckets + 1` entries per register.
+    freed_prefix: Vec<u32>,
+    freed_row: Vec<u8>,
+    freed_cover: Vec<i32>,
+    buckets: usize,
 }
 
 /// One chain's minimum cut, buffers kept across chains and functions.
@@ -184,6 +203,69 @@ fn chain_total(
     t
 }
 
+impl CopySpillScratch {
+    /// Fills `freed_prefix` from `freed_runs`, over `points` program points.
+    fn index_freed(&mut self, points: usize) {
+        self.freed_prefix.clear();
+        if self.freed == PRegSet::empty() {
+            return;
+        }
+        self.buckets = points / FREED_BUCKET + 1;
+        let width = self.buckets + 1;
+        self.freed_row.clear();
+        self.freed_row.resize(PReg::NUM_INDEX, u8::MAX);
+        for (row, p) in self.freed.into_iter().enumerate() {
+            self.freed_row[p.index()] = row as u8;
+        }
+        let rows = self.freed.into_iter().count();
+        // First a difference array of the buckets each run covers, then per row the
+        // buckets covered (a bucket counts once), then their running count.
+        self.freed_prefix.resize(rows * width, 0);
+        let mut diff = std::mem::take(&mut self.freed_prefix);
+        let covered = &mut self.freed_cover;
+        covered.clear();
+        covered.resize(rows * width, 0);
+        for &(p, start, end) in &self.freed_runs {
+            let row = usize::from(self.freed_row[p.index()]) * width;
+            covered[row + start as usize / FREED_BUCKET] += 1;
+            covered[row + (end as usize - 1) / FREED_BUCKET + 1] -= 1;
+        }
+        for row in 0..rows {
+            let (mut depth, mut count) = (0i32, 0u32);
+            for b in 0..width {
+                diff[row * width + b] = count;
+                depth += covered[row * width + b];
+                if depth > 0 {
+                    count += 1;
+                }
+            }
+        }
+        self.freed_prefix = diff;
+    }
+
+    /// Whether a value this pass moved to the stack left `p` somewhere near the hull of
+    /// `runs` (within a bucket): only there can the register have become free for it by
+    /// this pass.
+    pub(crate) fn freed_over(&self, p: PReg, runs: &[Segment]) -> bool {
+        let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
+            return false;
+        };
+        let Some(&row) = self.freed_row.get(p.index()) else {
+            return false;
+        };
+        if row == u8::MAX || self.freed_prefix.is_empty() {
+            return false;
+        }
+        let width = self.buckets + 1;
+        let prefix = &self.freed_prefix[usize::from(row) * width..][..width];
+        let (b0, b1) = (
+            first.start as usize / FREED_BUCKET,
+            (last.end as usize - 1) / FREED_BUCKET + 1,
+        );
+        prefix[b1.min(self.buckets)] > prefix[b0.min(self.buckets)]
+    }
+}
+
 /// Where a partner is at the point of a copy.
 #[derive(Clone, Copy, PartialEq)]
 enum Location {
@@ -193,9 +275,11 @@ enum Location {
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
-    pub(crate) fn spill_copy_only_values(&mut self) {
+    pub(crate) fn spill_copy_only_values(&mut self) -> PRegSet {
         let mut s = std::mem::take(&mut self.ctx.copy_spill);
         s.candidates.clear();
+        s.freed = PRegSet::empty();
+        s.freed_runs.clear();
         let nv = self.func.num_vregs();
         if s.index_of.len() < nv {
             s.index_of.resize(nv, NONE);
@@ -213,7 +297,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         if s.candidates.is_empty() {
             self.ctx.copy_spill = s;
-            return;
+            return PRegSet::empty();
         }
         s.copies.clear();
         s.fixed.clear();
@@ -286,6 +370,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     self.unassign(id);
                     self.spill(id);
                     self.stats.copy_spills += 1;
+                    s.freed.add(reg);
+                    let runs = &self.ctx.intervals[id].runs;
+                    s.freed_runs
+                        .extend(runs.iter().map(|r| (reg, r.start, r.end)));
                     moved = true;
                 }
             }
@@ -299,7 +387,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &id in &s.candidates {
             s.index_of[self.ctx.intervals[id].vreg.vreg()] = NONE;
         }
+        s.index_freed(2 * self.func.num_insts());
+        let freed = s.freed;
         self.ctx.copy_spill = s;
+        freed
     }
 
     /// The candidates still in a register, joined by their copies into chains; each chain
@@ -456,6 +547,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .assigned
                         .expect("chain members are assigned")
                 );
+                let reg = self.ctx.intervals[id]
+                    .assigned
+                    .expect("chain members are assigned");
+                s.freed.add(reg);
+                let runs = &self.ctx.intervals[id].runs;
+                s.freed_runs
+                    .extend(runs.iter().map(|r| (reg, r.start, r.end)));
                 self.unassign(id);
                 self.spill(id);
                 self.stats.copy_spills += 1;
