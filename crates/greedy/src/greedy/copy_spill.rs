@@ -67,6 +67,8 @@ pub(crate) struct CopySpillScratch {
     unary: Vec<(f64, f64)>,
     /// Copies inside the chain: (member, member, frequency, cost with both on the stack).
     pairs: Vec<(u32, u32, f64, f64)>,
+    /// Per candidate, whether a partner of it was on the stack when it was last weighed.
+    stack_partner: Vec<bool>,
     /// Per entry of `pairs`, its two values.
     pair_vregs: Vec<(VReg, VReg)>,
     cut: Cut,
@@ -330,6 +332,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             s.fixed.iter().map(|c| c.0),
         );
 
+        s.stack_partner.clear();
+        s.stack_partner.resize(s.candidates.len(), false);
+        // Whether the last pass moved nothing, so `stack_partner` is up to date.
+        let mut settled = false;
         for _ in 0..MAX_PASSES {
             let mut moved = false;
             for k in 0..s.candidates.len() {
@@ -339,6 +345,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 };
                 let vreg = self.ctx.intervals[id].vreg;
                 let (mut in_reg, mut on_stack) = (0.0f64, 0.0f64);
+                s.stack_partner[k] = false;
                 let (a, b) = s.copy_range[k];
                 for &(_, partner, at, freq) in &s.copies[a as usize..b as usize] {
                     let freq = f64::from(freq);
@@ -348,6 +355,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                             on_stack += 2.0 * freq;
                         }
                         Location::Stack => {
+                            s.stack_partner[k] = true;
                             in_reg += 2.0 * freq;
                             if !self.disjoint(vreg, partner) {
                                 on_stack += 4.0 * freq;
@@ -378,11 +386,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             if !moved {
+                settled = true;
                 break;
             }
         }
         if self.options.copy_spill_chains {
-            self.spill_copy_only_chains(&mut s);
+            self.spill_copy_only_chains(&mut s, settled);
         }
         for &id in &s.candidates {
             s.index_of[self.ctx.intervals[id].vreg.vreg()] = NONE;
@@ -400,8 +409,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// member alone pays a load or store to leave (its neighbours are in registers), so the
     /// single flips above keep the chain in registers, and the loop around it pays a store
     /// at one end and a load at the other on every iteration.
-    fn spill_copy_only_chains(&mut self, s: &mut CopySpillScratch) {
+    ///
+    /// A chain can gain only if some member has a partner outside it on the stack (every
+    /// other copy costs no more in a register); with `settled`, `s.stack_partner` says
+    /// which candidates have one, and chains without such a member are not weighed.
+    fn spill_copy_only_chains(&mut self, s: &mut CopySpillScratch, settled: bool) {
         let n = s.candidates.len();
+        let in_register = |k: usize| self.ctx.intervals[s.candidates[k]].assigned.is_some();
+        if settled && !(0..n).any(|k| s.stack_partner[k] && in_register(k)) {
+            return;
+        }
         s.chain_of.clear();
         s.chain_of.extend(0..n as u32);
         let mut joined = false;
@@ -440,7 +457,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         while at < s.members.len() {
             let root = s.members[at].0;
             let end = at + s.members[at..].partition_point(|m| m.0 == root);
-            if (2..=MAX_CHAIN).contains(&(end - at)) {
+            let worth = !settled
+                || s.members[at..end]
+                    .iter()
+                    .any(|&(_, k)| s.stack_partner[k as usize]);
+            if (2..=MAX_CHAIN).contains(&(end - at)) && worth {
                 self.label_chain(s, at, end);
             }
             at = end;
