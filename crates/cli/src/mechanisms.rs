@@ -94,6 +94,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.copy_spills,
     },
     Mechanism {
+        name: "copy-spill-chains",
+        option: "copy_spill_chains",
+        disable: |o| o.copy_spill_chains = false,
+        counter: "chain_copy_spills",
+        count: |s| s.chain_copy_spills,
+    },
+    Mechanism {
         name: "unspilling",
         option: "unspilling",
         disable: |o| o.unspilling = false,

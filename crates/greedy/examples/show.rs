@@ -3,8 +3,9 @@
 //! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `--without-join-stores` turns
-//! `Options::join_stores` off. `--depth D` prints, instead of the listings, each
-//! allocator's weighted cost per loop depth and its dearest blocks at depth `D` with
+//! `Options::join_stores` off, `--without-copy-spill-chains` `Options::copy_spill_chains`,
+//! `--without-unspill-copy-freed` `Options::unspill_copy_freed`. `--depth D` prints,
+//! instead of the listings, each allocator's weighted cost per loop depth and its dearest blocks at depth `D` with
 //! their moves (where a large function wins or loses against ion).
 //!
 //! ```sh
@@ -55,6 +56,8 @@ fn main() {
     }
     let mut options = regalloc_greedy::Options::default();
     options.join_stores = !args.iter().any(|a| a == "--without-join-stores");
+    options.copy_spill_chains = !args.iter().any(|a| a == "--without-copy-spill-chains");
+    options.unspill_copy_freed = !args.iter().any(|a| a == "--without-unspill-copy-freed");
     let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     if let Some(d) = args.iter().position(|a| a == "--depth") {

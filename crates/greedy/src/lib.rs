@@ -153,10 +153,19 @@ pub struct Options {
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
     pub copy_spilling: bool,
+    /// With `copy_spilling`: copy-only values still in registers, joined by their copies
+    /// into chains, are labelled register or stack together by a minimum cut of the
+    /// chain's copy costs (`greedy::copy_spill`), so that a chain whose ends meet spilled
+    /// partners leaves the registers as a whole.
+    pub copy_spill_chains: bool,
     /// After the main loop, a spilled piece takes a register left free over it when that
     /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
     /// tries each spill bundle in a register once more before it goes to the stack.
     pub unspilling: bool,
+    /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
+    /// also probes, for each spilled piece with reload pieces, the registers that values
+    /// moved to the stack by copy spilling left where the piece lives.
+    pub unspill_copy_freed: bool,
     /// A store to the same slot from the same register at the start of every successor
     /// of a branch (each entered only from it) is made once, before the branch
     /// (`edits::hoist`).
@@ -224,7 +233,9 @@ impl Default for Options {
             long_value_order: true,
             group_placement: true,
             copy_spilling: true,
+            copy_spill_chains: true,
             unspilling: true,
+            unspill_copy_freed: true,
             hoist_common_stores: true,
             outside_hints: true,
             outside_stack_hints: true,
@@ -309,6 +320,8 @@ pub struct Stats {
     /// Values with no operand needing a register moved to the stack after the main loop,
     /// beside their spilled copy partners (`Options::copy_spilling`).
     pub copy_spills: usize,
+    /// Of `copy_spills`: values moved with their chain (`Options::copy_spill_chains`).
+    pub chain_copy_spills: usize,
     /// Spilled pieces moved back into a register after the main loop
     /// (`Options::unspilling`).
     pub unspilled: usize,
@@ -520,6 +533,7 @@ impl std::ops::AddAssign for Stats {
             long_order_assignments,
             group_placements,
             copy_spills,
+            chain_copy_spills,
             unspilled,
             hoisted_stores,
             moves_inserted,
@@ -562,6 +576,7 @@ impl std::ops::AddAssign for Stats {
         self.long_order_assignments += long_order_assignments;
         self.group_placements += group_placements;
         self.copy_spills += copy_spills;
+        self.chain_copy_spills += chain_copy_spills;
         self.unspilled += unspilled;
         self.hoisted_stores += hoisted_stores;
         self.moves_inserted += moves_inserted;

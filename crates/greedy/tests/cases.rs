@@ -42,6 +42,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("last_chance_recolorings", |s| s.last_chance_recolorings),
     ("reloads_from_copies", |s| s.reloads_from_copies),
     ("copy_spills", |s| s.copy_spills),
+    ("chain_copy_spills", |s| s.chain_copy_spills),
     ("group_unions", |s| s.group_unions),
     ("join_stores", |s| s.join_stores),
 ];
@@ -55,6 +56,8 @@ const OPTIONS: &[(&str, OptionSetter)] = &[];
 const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("group_placement", |o| o.group_placement = false),
     ("join_stores", |o| o.join_stores = false),
+    ("copy_spill_chains", |o| o.copy_spill_chains = false),
+    ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

@@ -138,12 +138,22 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let main_loop = t.elapsed().saturating_sub(nested);
             self.stats.phases.add(Phase::Assignment, main_loop);
         }
-        if self.options.unspilling {
+        // With `unspill_copy_freed`, copy spilling goes first and unspilling also probes
+        // the registers its values left: a chain of copy-only values held registers
+        // through a hot loop where the values spilled beside it can take them now.
+        let copy_first = self.options.copy_spilling && self.options.unspill_copy_freed;
+        let mut copy_freed = PRegSet::empty();
+        if copy_first {
             let t = phase_clock(self.options);
-            self.unspill_pieces();
+            copy_freed = self.spill_copy_only_values();
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
-        if self.options.copy_spilling {
+        if self.options.unspilling {
+            let t = phase_clock(self.options);
+            self.unspill_pieces(copy_freed);
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        if self.options.copy_spilling && !copy_first {
             let t = phase_clock(self.options);
             self.spill_copy_only_values();
             self.stats.phases.since(Phase::HintRecoloring, t);

@@ -22,7 +22,10 @@
 //! cheaply: only registers freed (or callee-saved ones paid for) since its spill, as the
 //! spill log records the moment, and among those only the ones its own reload pieces
 //! hold are probed. That is where the free register is as a rule, since nothing else
-//! needed it there.
+//! needed it there. The exception is a register copy spilling has just emptied (a chain
+//! of copy-only values that held it through a loop nest): with
+//! `Options::unspill_copy_freed` copy spilling runs first, and a piece with reload pieces
+//! also probes the registers it emptied near the piece.
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind};
@@ -108,7 +111,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    pub(crate) fn unspill_pieces(&mut self) {
+    pub(crate) fn unspill_pieces(&mut self, copy_freed: PRegSet) {
         self.unspill_bridges();
         let mut s = std::mem::take(&mut self.ctx.unspill);
         s.candidates.clear();
@@ -144,6 +147,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
                 if held == PRegSet::empty() {
                     continue;
+                }
+                // And the registers copy spilling emptied where the piece lives.
+                for p in copy_freed {
+                    if self.ctx.copy_spill.freed_over(p, &iv.runs) {
+                        held.add(p);
+                    }
                 }
                 let fresh = self.fresh_registers(id, moment);
                 let free_one = (held & fresh).into_iter().any(|p| {
