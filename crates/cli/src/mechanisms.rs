@@ -108,6 +108,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.unspilled,
     },
     Mechanism {
+        name: "unspill-copy-freed",
+        option: "unspill_copy_freed",
+        disable: |o| o.unspill_copy_freed = false,
+        counter: "unspilled",
+        count: |s| s.unspilled,
+    },
+    Mechanism {
         name: "hoist-common-stores",
         option: "hoist_common_stores",
         disable: |o| o.hoist_common_stores = false,
