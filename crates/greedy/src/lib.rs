@@ -28,6 +28,7 @@ mod point_bits;
 mod slots;
 #[cfg(test)]
 mod tests;
+mod union_find;
 mod whole_value;
 
 pub use observe::{Event, Observer, Occupant, Refusal, SplitKind};

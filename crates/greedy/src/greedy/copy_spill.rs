@@ -25,6 +25,7 @@
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind};
 use crate::analysis::intervals::Segment;
+use crate::union_find::find;
 use log::debug;
 use regalloc2::{Function, PReg, PRegSet, VReg};
 
@@ -635,16 +636,6 @@ fn fill_ranges(ranges: &mut Vec<(u32, u32)>, n: usize, keys: impl Iterator<Item 
     }
 }
 
-/// The root of `k`'s chain, halving the path on the way.
-fn find(parent: &mut [u32], mut k: u32) -> u32 {
-    while parent[k as usize] != k {
-        let p = parent[k as usize];
-        parent[k as usize] = parent[p as usize];
-        k = p;
-    }
-    k
-}
-
 #[cfg(test)]
 mod tests {
     use super::{Cut, chain_total};
@@ -653,13 +644,7 @@ mod tests {
     /// chains of up to 9 members (every pair cost as `label_chain` builds them).
     #[test]
     fn the_cut_finds_the_cheapest_labelling() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |max: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % max
-        };
+        let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut cut = Cut::default();
         for _ in 0..2000 {
             let m = 1 + next(9) as usize;

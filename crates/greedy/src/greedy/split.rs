@@ -98,8 +98,9 @@ struct CrossedSteps {
     pushed: usize,
 }
 
-/// A sliding-window extreme: entries (index, value) with indices increasing and values
-/// strictly decreasing under `keeps` (a later entry at least as good hides earlier ones).
+/// A sliding-window extreme: entries (index, value) with indices increasing, each value
+/// more extreme than every later one (a later value at least as extreme hides the
+/// earlier ones, which can never be the extreme again).
 struct MonotonicQueue<T> {
     entries: Vec<(u32, T)>,
     head: usize,
@@ -1404,16 +1405,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // (most of the walk when `need` is large).
                 let b0 = a + need.max(1) - 1;
                 let (w, f, l) = crossed.fold(&steps, a, b0);
-                debug_assert_eq!(
-                    (w, f, l),
-                    steps[a..b0]
-                        .iter()
-                        .fold((0.0, u32::MAX, 0), |(w, f, l), s| (
-                            if s.0 > w { s.0 } else { w },
-                            f.min(s.1),
-                            l.max(s.2)
-                        ))
-                );
+                debug_assert_eq!((w, f, l), {
+                    let (mut w, mut f, mut l) = (0.0, u32::MAX, 0);
+                    for &s in &steps[a..b0] {
+                        widen(&mut w, &mut f, &mut l, s);
+                    }
+                    (w, f, l)
+                });
                 widen(&mut heaviest, &mut first, &mut last, (w, f, l));
                 if heaviest == f32::INFINITY {
                     continue;
@@ -2297,13 +2295,7 @@ mod tests {
     /// included.
     #[test]
     fn crossed_steps_match_a_plain_fold() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut crossed = CrossedSteps::default();
         let mut nonempty = 0;
         for _ in 0..300 {

@@ -27,6 +27,7 @@ use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
 use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::Segment;
+use crate::union_find::find;
 use crate::{Options, Stats};
 use log::debug;
 use regalloc2::{Function, RegClass, VReg};
@@ -453,16 +454,6 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
             }
         }
     }
-}
-
-/// Union-find root of `i`, halving the path on the way.
-fn find(parent: &mut [u32], mut i: u32) -> u32 {
-    while parent[i as usize] != i {
-        let p = parent[i as usize];
-        parent[i as usize] = parent[p as usize];
-        i = p;
-    }
-    i
 }
 
 #[cfg(test)]
