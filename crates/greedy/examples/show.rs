@@ -5,8 +5,9 @@
 //! format instead (for `tests/cases/`); `--without-join-stores` turns
 //! `Options::join_stores` off, `--without-copy-spill-chains` `Options::copy_spill_chains`,
 //! `--without-unspill-copy-freed` `Options::unspill_copy_freed`. `--depth D` prints,
-//! instead of the listings, each allocator's weighted cost per loop depth and its dearest blocks at depth `D` with
-//! their moves (where a large function wins or loses against ion).
+//! instead of the listings, each allocator's weighted cost per loop depth and its
+//! dearest blocks at depth `D` with their moves (where a large function wins or loses
+//! against ion).
 //!
 //! ```sh
 //! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]

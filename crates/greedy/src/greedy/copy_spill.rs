@@ -217,10 +217,11 @@ impl CopySpillScratch {
         let width = self.buckets + 1;
         self.freed_row.clear();
         self.freed_row.resize(PReg::NUM_INDEX, u8::MAX);
-        for (row, p) in self.freed.into_iter().enumerate() {
-            self.freed_row[p.index()] = row as u8;
+        let mut rows = 0;
+        for p in self.freed {
+            self.freed_row[p.index()] = rows as u8;
+            rows += 1;
         }
-        let rows = self.freed.into_iter().count();
         // First a difference array of the buckets each run covers, then per row the
         // buckets covered (a bucket counts once), then their running count.
         self.freed_prefix.resize(rows * width, 0);
@@ -345,44 +346,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 };
                 let vreg = self.ctx.intervals[id].vreg;
-                let (mut in_reg, mut on_stack) = (0.0f64, 0.0f64);
-                s.stack_partner[k] = false;
-                let (a, b) = s.copy_range[k];
-                for &(_, partner, at, freq) in &s.copies[a as usize..b as usize] {
-                    let freq = f64::from(freq);
-                    match self.location_at(partner, at) {
-                        Location::Reg(r) => {
-                            in_reg += if r == reg { 0.0 } else { freq };
-                            on_stack += 2.0 * freq;
-                        }
-                        Location::Stack => {
-                            s.stack_partner[k] = true;
-                            in_reg += 2.0 * freq;
-                            if !self.disjoint(vreg, partner) {
-                                on_stack += 4.0 * freq;
-                            }
-                        }
-                        Location::Unknown => {}
-                    }
-                }
-                let (a, b) = s.fixed_range[k];
-                for &(_, r, freq) in &s.fixed[a as usize..b as usize] {
-                    let freq = f64::from(freq);
-                    in_reg += if r == reg { 0.0 } else { freq };
-                    on_stack += 2.0 * freq;
-                }
+                let (copies, fixed) = (s.copy_range[k], s.fixed_range[k]);
+                let (in_reg, on_stack, stack_partner) = self.copy_costs(
+                    &s.copies[copies.0 as usize..copies.1 as usize],
+                    &s.fixed[fixed.0 as usize..fixed.1 as usize],
+                    vreg,
+                    reg,
+                    |_, _| false,
+                );
+                s.stack_partner[k] = stack_partner;
                 if on_stack < in_reg {
                     debug!(
                         "{id} ({vreg}): copy-only value leaves {reg} for the stack \
                          (copies {in_reg} in the register, {on_stack} on the stack)"
                     );
-                    self.unassign(id);
-                    self.spill(id);
-                    self.stats.copy_spills += 1;
-                    s.freed.add(reg);
-                    let runs = &self.ctx.intervals[id].runs;
-                    s.freed_runs
-                        .extend(runs.iter().map(|r| (reg, r.start, r.end)));
+                    self.leave_for_stack(&mut s, id, reg);
                     moved = true;
                 }
             }
@@ -424,17 +402,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         s.chain_of.extend(0..n as u32);
         let mut joined = false;
         for k in 0..n {
-            if self.ctx.intervals[s.candidates[k]].assigned.is_none() {
+            if !in_register(k) {
                 continue;
             }
             let (a, b) = s.copy_range[k];
             for &(_, partner, _, _) in &s.copies[a as usize..b as usize] {
                 let j = s.index_of[partner.vreg()];
-                if j != NONE
-                    && self.ctx.intervals[s.candidates[j as usize]]
-                        .assigned
-                        .is_some()
-                {
+                if j != NONE && in_register(j as usize) {
                     let (x, y) = (find(&mut s.chain_of, k as u32), find(&mut s.chain_of, j));
                     if x != y {
                         s.chain_of[x.max(y) as usize] = x.min(y);
@@ -448,7 +422,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         s.members.clear();
         for k in 0..n {
-            if self.ctx.intervals[s.candidates[k]].assigned.is_some() {
+            if in_register(k) {
                 let root = find(&mut s.chain_of, k as u32);
                 s.members.push((root, k as u32));
             }
@@ -499,41 +473,29 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .assigned
                 .expect("chain members are assigned");
             let vreg = self.ctx.intervals[id].vreg;
-            let (a, b) = s.copy_range[k];
-            for &(_, partner, at, freq) in &s.copies[a as usize..b as usize] {
-                let freq = f64::from(freq);
-                let j = s.index_of[partner.vreg()];
-                if j != NONE && j & CHAIN_BIT != 0 {
+            let (copies, fixed) = (s.copy_range[k], s.fixed_range[k]);
+            let (index_of, pairs, pair_vregs) = (&s.index_of, &mut s.pairs, &mut s.pair_vregs);
+            let (in_reg, on_stack, _) = self.copy_costs(
+                &s.copies[copies.0 as usize..copies.1 as usize],
+                &s.fixed[fixed.0 as usize..fixed.1 as usize],
+                vreg,
+                reg,
+                |partner, freq| {
+                    let j = index_of[partner.vreg()];
+                    if j == NONE || j & CHAIN_BIT == 0 {
+                        return false;
+                    }
                     // Listed from both ends: kept from the lower.
                     let j = j & !CHAIN_BIT;
                     if j as usize > local {
                         // Both on the stack: weighed below, once the chain is worth a cut.
-                        s.pairs.push((local as u32, j, freq, f64::NAN));
-                        s.pair_vregs.push((vreg, partner));
+                        pairs.push((local as u32, j, freq, f64::NAN));
+                        pair_vregs.push((vreg, partner));
                     }
-                    continue;
-                }
-                let u = &mut s.unary[local];
-                match self.location_at(partner, at) {
-                    Location::Reg(r) => {
-                        u.0 += if r == reg { 0.0 } else { freq };
-                        u.1 += 2.0 * freq;
-                    }
-                    Location::Stack => {
-                        u.0 += 2.0 * freq;
-                        if !self.disjoint(vreg, partner) {
-                            u.1 += 4.0 * freq;
-                        }
-                    }
-                    Location::Unknown => {}
-                }
-            }
-            let (a, b) = s.fixed_range[k];
-            for &(_, r, freq) in &s.fixed[a as usize..b as usize] {
-                let freq = f64::from(freq);
-                s.unary[local].0 += if r == reg { 0.0 } else { freq };
-                s.unary[local].1 += 2.0 * freq;
-            }
+                    true
+                },
+            );
+            s.unary[local] = (in_reg, on_stack);
         }
         for &(_, k) in &s.members[from..to] {
             s.index_of[self.ctx.intervals[s.candidates[k as usize]].vreg.vreg()] = k;
@@ -561,27 +523,70 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for local in 0..m {
             if s.cut.on_stack[local] {
                 let id = s.candidates[s.members[from + local].1 as usize];
-                debug!(
-                    "{id} ({}): copy-only value leaves {} for the stack with its chain \
-                     (chain copies {before} in registers, {after} labelled)",
-                    self.ctx.intervals[id].vreg,
-                    self.ctx.intervals[id]
-                        .assigned
-                        .expect("chain members are assigned")
-                );
                 let reg = self.ctx.intervals[id]
                     .assigned
                     .expect("chain members are assigned");
-                s.freed.add(reg);
-                let runs = &self.ctx.intervals[id].runs;
-                s.freed_runs
-                    .extend(runs.iter().map(|r| (reg, r.start, r.end)));
-                self.unassign(id);
-                self.spill(id);
-                self.stats.copy_spills += 1;
+                debug!(
+                    "{id} ({}): copy-only value leaves {reg} for the stack with its chain \
+                     (chain copies {before} in registers, {after} labelled)",
+                    self.ctx.intervals[id].vreg,
+                );
+                self.leave_for_stack(s, id, reg);
                 self.stats.chain_copy_spills += 1;
             }
         }
+    }
+
+    /// What a candidate's copies and fixed operands cost with it in `reg` and with it on
+    /// the stack, and whether a copy partner is on the stack. A copy `inside` takes (by
+    /// partner and frequency; a partner in the same chain) is left to the caller.
+    fn copy_costs(
+        &self,
+        copies: &[(u32, VReg, u32, f32)],
+        fixed: &[(u32, PReg, f32)],
+        vreg: VReg,
+        reg: PReg,
+        mut inside: impl FnMut(VReg, f64) -> bool,
+    ) -> (f64, f64, bool) {
+        let (mut in_reg, mut on_stack, mut stack_partner) = (0.0f64, 0.0f64, false);
+        for &(_, partner, at, freq) in copies {
+            let freq = f64::from(freq);
+            if inside(partner, freq) {
+                continue;
+            }
+            match self.location_at(partner, at) {
+                Location::Reg(r) => {
+                    in_reg += if r == reg { 0.0 } else { freq };
+                    on_stack += 2.0 * freq;
+                }
+                Location::Stack => {
+                    stack_partner = true;
+                    in_reg += 2.0 * freq;
+                    if !self.disjoint(vreg, partner) {
+                        on_stack += 4.0 * freq;
+                    }
+                }
+                Location::Unknown => {}
+            }
+        }
+        for &(_, r, freq) in fixed {
+            let freq = f64::from(freq);
+            in_reg += if r == reg { 0.0 } else { freq };
+            on_stack += 2.0 * freq;
+        }
+        (in_reg, on_stack, stack_partner)
+    }
+
+    /// Moves candidate `id` from `reg` to the stack, noting where it left `reg` (for
+    /// unspilling).
+    fn leave_for_stack(&mut self, s: &mut CopySpillScratch, id: IntervalId, reg: PReg) {
+        self.unassign(id);
+        self.spill(id);
+        self.stats.copy_spills += 1;
+        s.freed.add(reg);
+        let runs = &self.ctx.intervals[id].runs;
+        s.freed_runs
+            .extend(runs.iter().map(|r| (reg, r.start, r.end)));
     }
 
     /// Where `v` is at point `at`: the piece of it whose runs hold the point.
