@@ -122,6 +122,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.hoisted_stores,
     },
     Mechanism {
+        name: "hoist-common-moves",
+        option: "hoist_common_moves",
+        disable: |o| o.hoist_common_moves = false,
+        counter: "hoisted_moves",
+        count: |s| s.hoisted_moves,
+    },
+    Mechanism {
         name: "outside-hints",
         option: "outside_hints",
         disable: |o| o.outside_hints = false,

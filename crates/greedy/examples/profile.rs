@@ -5,6 +5,8 @@
 //! context, as a JIT would; (count at n) - (count at 1) over n - 1 is the warm per-pass cost.
 //! `OFF=option,option` turns options off (`common/off.rs` lists them); `STATS=1` prints the summed
 //! `Stats` (the bookkeeping is not free: leave it out when counting instructions).
+//! `ALLOC=ion` allocates with regalloc2's ion instead (one reused `Ctx`, Cranelift's options),
+//! counted with `--toggle-collect='*run_with_ctx*'`, for the ratio on the same functions.
 #[path = "common/off.rs"]
 mod off;
 
@@ -39,6 +41,21 @@ fn main() {
         for (_, f) in corpus::load_dir(&d).expect("a folder of dumped functions") {
             cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
         }
+    }
+    if std::env::var("ALLOC").is_ok_and(|a| a == "ion") {
+        let options = regalloc2::RegallocOptions::default();
+        let mut ctx = regalloc2::Ctx::default();
+        let t = std::time::Instant::now();
+        for _ in 0..reps {
+            for (f, env) in &cases {
+                if let Err(e) = regalloc2::run_with_ctx(f, env, &options, &mut ctx) {
+                    eprintln!("ion failed: {e:?}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        eprintln!("{} functions x {reps} in {:?} (ion)", cases.len(), t.elapsed());
+        return;
     }
     let options = off::options_from_env();
     let mut ctx = regalloc_greedy::Context::new();

@@ -2,9 +2,8 @@
 //! function (`FILE.json`), a text-format file (`FILE.txt`, docs/text-format.md) or a fuzz
 //! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
-//! format instead (for `tests/cases/`); `--without-join-stores` turns
-//! `Options::join_stores` off, `--without-copy-spill-chains` `Options::copy_spill_chains`,
-//! `--without-unspill-copy-freed` `Options::unspill_copy_freed`. `--depth D` prints,
+//! format instead (for `tests/cases/`); `OFF=option,...` in the environment turns options
+//! off (`common/off.rs` lists them). `--depth D` prints,
 //! instead of the listings, each allocator's weighted cost per loop depth and its
 //! dearest blocks at depth `D` with their moves (where a large function wins or loses
 //! against ion).
@@ -12,6 +11,9 @@
 //! ```sh
 //! cargo run --release -p regalloc-greedy --example show -- FILE.json [--log]
 //! ```
+
+#[path = "common/off.rs"]
+mod off;
 
 use ragreedy_testkit::builder::{TestFunc, listing_with_output};
 use ragreedy_testkit::{corpus, cost, fuzzgen};
@@ -55,10 +57,7 @@ fn main() {
         print!("{}", ragreedy_testkit::text::print(&func, &env));
         return;
     }
-    let mut options = regalloc_greedy::Options::default();
-    options.join_stores = !args.iter().any(|a| a == "--without-join-stores");
-    options.copy_spill_chains = !args.iter().any(|a| a == "--without-copy-spill-chains");
-    options.unspill_copy_freed = !args.iter().any(|a| a == "--without-unspill-copy-freed");
+    let options = off::options_from_env();
     let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     if let Some(d) = args.iter().position(|a| a == "--depth") {

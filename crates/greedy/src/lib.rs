@@ -171,6 +171,11 @@ pub struct Options {
     /// of a branch (each entered only from it) is made once, before the branch
     /// (`edits::hoist`).
     pub hoist_common_stores: bool,
+    /// A reload (slot to register) or register move made the same at the start of every
+    /// successor of a branch (each entered only from it) is made once, before the branch
+    /// (`edits::hoist`): a value spilled around a call and read on both sides of a
+    /// branch after it, or needed in the same other register on both sides.
+    pub hoist_common_moves: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -238,6 +243,7 @@ impl Default for Options {
             unspilling: true,
             unspill_copy_freed: true,
             hoist_common_stores: true,
+            hoist_common_moves: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
@@ -329,6 +335,9 @@ pub struct Stats {
     /// Stores removed from a branch's successors by one store before the branch
     /// (`Options::hoist_common_stores`).
     pub hoisted_stores: usize,
+    /// Reloads and register moves removed from a branch's successors by one such move
+    /// before the branch (`Options::hoist_common_moves`).
+    pub hoisted_moves: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -537,6 +546,7 @@ impl std::ops::AddAssign for Stats {
             chain_copy_spills,
             unspilled,
             hoisted_stores,
+            hoisted_moves,
             moves_inserted,
             spill_stores,
             reloads,
@@ -580,6 +590,7 @@ impl std::ops::AddAssign for Stats {
         self.chain_copy_spills += chain_copy_spills;
         self.unspilled += unspilled;
         self.hoisted_stores += hoisted_stores;
+        self.hoisted_moves += hoisted_moves;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

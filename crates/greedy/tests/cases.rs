@@ -45,6 +45,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("chain_copy_spills", |s| s.chain_copy_spills),
     ("group_unions", |s| s.group_unions),
     ("join_stores", |s| s.join_stores),
+    ("hoisted_moves", |s| s.hoisted_moves),
 ];
 
 type OptionSetter = fn(&mut Options);

@@ -1,20 +1,26 @@
-//! Common stores hoisted out of a branch's successors (`Options::hoist_common_stores`).
-//! When every successor of a block is entered only from it and each stores the same
-//! register to the same stack slot among its entry moves (a value spilled on every path
-//! out of a branch, typically two joins whose parameters share a partner slot), the
-//! store is made once, before the branch, instead of once per successor.
+//! Common moves hoisted out of a branch's successors (`Options::hoist_common_stores`,
+//! `Options::hoist_common_moves`). When every successor of a block is entered only from
+//! it and each makes the same move among its entry moves, the move is made once, before
+//! the branch, instead of once per successor:
+//! - a store (register to slot): a value spilled on every path out of a branch,
+//!   typically two joins whose parameters share a partner slot;
+//! - a reload (slot to register): a value spilled around a call and read on both sides
+//!   of a branch after it, each side loading it into the same register;
+//! - a register move: a value both sides need in the same other register.
+//! Stack-to-stack moves stay where they are (they need a scratch register).
 //!
 //! A successor entered only from the block runs no deeper in loops than the block (a
 //! loop's header has a predecessor outside the loop as well), and one of them runs at
-//! the block's own depth when the block is in a loop, so the one store costs at most
-//! what the stores it replaces cost together.
+//! the block's own depth when the block is in a loop, so the one move costs at most
+//! what the moves it replaces cost together.
 //!
-//! Edits at one point run in order. The store is taken out of a successor only if no
-//! edit before it there writes its register or touches its slot (it then reads the value
-//! the register held when the branch ran), and is appended after the edits before the
-//! branch only if the branch neither writes the register nor names the slot as an operand
-//! (nothing between the new place and the old one changes what it stores or reads what it
-//! writes).
+//! Edits at one point run in order. The move is taken out of a successor only if no
+//! edit or instruction before it there writes its source, writes its destination or reads
+//! its destination (it then reads what the source held when the branch ran, and what the
+//! destination held on entry was dead in every successor), and is appended after the
+//! edits before the branch only if the branch neither names the destination as an
+//! operand, nor writes the source, nor clobbers a register of either (nothing between the
+//! new place and the old one changes what it reads or reads what it writes).
 
 use super::is_stack_alloc;
 use crate::analysis::cfg::Cfg;
@@ -40,23 +46,43 @@ pub(crate) struct HoistScratch {
     edits: Vec<(ProgPoint, Edit)>,
 }
 
-/// Hoists the common stores of every branch's successors; returns how many stores were
-/// removed from successors (each hoisted store counts for all but one of its copies).
-pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
+/// Which moves `hoist_common_moves` looks for: stores, and reloads with register moves.
+#[derive(Clone, Copy)]
+pub(crate) struct Hoisted {
+    pub stores: bool,
+    pub others: bool,
+}
+
+/// Moves removed from successors by hoisting (each hoisted move counts for all but one
+/// of its copies): stores, and reloads with register moves.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HoistCounts {
+    pub stores: usize,
+    pub others: usize,
+}
+
+/// Hoists the common moves (the kinds `kinds` asks for) of every branch's successors.
+pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
     func: &F,
     cfg: &Cfg,
     stack_regs: PRegSet,
+    kinds: Hoisted,
     out: &mut Output,
     s: &mut HoistScratch,
-) -> usize {
+) -> HoistCounts {
     s.dropped.clear();
     s.added.clear();
     let is_stack = |a: Allocation| is_stack_alloc(&stack_regs, a);
-    // Only a block some store's block is entered from alone can have one to hoist: the
-    // stores find them, most functions having few or none.
+    let wanted = |from: Allocation, to: Allocation| match (is_stack(from), is_stack(to)) {
+        (false, true) => kinds.stores,
+        (_, false) => kinds.others,
+        (true, true) => false,
+    };
+    // Only a block some wanted move's block is entered from alone can have one to hoist:
+    // those moves find them, most functions having few or none.
     s.branches.clear();
     for (at, Edit::Move { from, to }) in &out.edits {
-        if is_stack(*from) || !is_stack(*to) {
+        if !wanted(*from, *to) {
             continue;
         }
         let succ = cfg.block_of(at.inst());
@@ -64,8 +90,9 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
             s.branches.push(*pred);
         }
     }
+    let mut counts = HoistCounts::default();
     if s.branches.is_empty() {
-        return 0;
+        return counts;
     }
     s.branches.sort_unstable();
     s.branches.dedup();
@@ -88,7 +115,7 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
         {
             continue;
         }
-        // Candidates: the register-to-slot moves of the first successor, up to its end.
+        // Candidates: the wanted moves of the first successor, up to its end.
         let first_succ = func.block_insns(succs[0]);
         let lo0 = run_at(&out.edits, ProgPoint::before(first_succ.first())).0;
         let hi0 = run_at(&out.edits, ProgPoint::before(first_succ.last())).1;
@@ -100,19 +127,21 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
         let hoist_after = run_at(&out.edits, hoist_at).1;
         for k in lo0..hi0.min(lo0 + MAX_CANDIDATES) {
             let Edit::Move { from, to } = out.edits[k].1.clone();
-            if is_stack(from) || !is_stack(to) {
+            if !wanted(from, to) {
                 continue;
             }
-            // An instruction that writes the register or names the slot.
+            // An instruction that names the destination, writes the source or clobbers
+            // a register of the move.
             let interferes = |inst: Inst| {
                 let ops = func.inst_operands(inst);
                 let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..];
+                let clobbers = func.inst_clobbers(inst);
                 ops.iter()
                     .zip(allocs)
                     .any(|(op, &a)| a == to || (op.kind() == OperandKind::Def && a == from))
-                    || from
-                        .as_reg()
-                        .is_some_and(|r| func.inst_clobbers(inst).contains(r))
+                    || [from, to]
+                        .iter()
+                        .any(|a| a.as_reg().is_some_and(|r| clobbers.contains(r)))
             };
             if interferes(branch) {
                 continue;
@@ -150,10 +179,13 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
             };
             let mut all = true;
             let first = s.dropped.len();
+            // A successor may make the same move twice (a value reloaded again after a
+            // call): only its first, the one found in every successor, is a candidate, so
+            // no edit is dropped twice.
             for &succ in succs {
                 match found_in(succ) {
-                    Some(j) => s.dropped.push(j),
-                    None => {
+                    Some(j) if succ != succs[0] || j == k => s.dropped.push(j),
+                    _ => {
                         all = false;
                         break;
                     }
@@ -163,15 +195,20 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
                 s.dropped.truncate(first);
                 continue;
             }
+            if is_stack(to) {
+                counts.stores += succs.len() - 1;
+            } else {
+                counts.others += succs.len() - 1;
+            }
             s.added
                 .push((hoist_after, hoist_at, Edit::Move { from, to }));
         }
     }
     if s.added.is_empty() {
-        return 0;
+        return counts;
     }
-    let removed = s.dropped.len() - s.added.len();
     s.dropped.sort_unstable();
+    debug_assert!(s.dropped.windows(2).all(|w| w[0] < w[1]));
     s.added.sort_by_key(|&(after, _, _)| after);
     s.edits.clear();
     let (mut d, mut a) = (0, 0);
@@ -192,5 +229,5 @@ pub(crate) fn hoist_common_stores<F: Function + ?Sized>(
     }
     std::mem::swap(&mut out.edits, &mut s.edits);
     debug_assert!(out.edits.is_sorted_by_key(|&(p, _)| p));
-    removed
+    counts
 }

@@ -143,14 +143,21 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         if self.options.redundant_moves {
             self.stats.redundant_moves_removed += self.drop_unread_stores(out);
         }
-        if self.options.hoist_common_stores {
-            self.stats.hoisted_stores = hoist::hoist_common_stores(
+        let kinds = hoist::Hoisted {
+            stores: self.options.hoist_common_stores,
+            others: self.options.hoist_common_moves,
+        };
+        if kinds.stores || kinds.others {
+            let counts = hoist::hoist_common_moves(
                 self.func,
                 &self.an.cfg,
                 self.ctx.stack_regs,
+                kinds,
                 out,
                 &mut self.ctx.hoist,
             );
+            self.stats.hoisted_stores = counts.stores;
+            self.stats.hoisted_moves = counts.others;
         }
         self.count_moves(out);
         out.num_spillslots = self.a.slots.num_slots();

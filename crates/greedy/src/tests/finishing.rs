@@ -475,3 +475,18 @@ fn a_store_made_by_every_successor_moves_before_the_branch() {
         );
     }
 }
+
+/// Fuzz functions where both successors of a branch reload the same slot into the same
+/// register, or make the same register move, on entry: the move is made once before the
+/// branch (`Stats::hoisted_moves`).
+#[test]
+fn a_reload_made_by_every_successor_moves_before_the_branch() {
+    for (k, seed) in [(3, 154), (4, 134), (4, 266)] {
+        pass_fires_and_pays(
+            k,
+            seed,
+            |o| o.hoist_common_moves = false,
+            |s| s.hoisted_moves,
+        );
+    }
+}
