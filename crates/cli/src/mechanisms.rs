@@ -129,6 +129,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.hoisted_moves,
     },
     Mechanism {
+        name: "sink-common-moves",
+        option: "sink_common_moves",
+        disable: |o| o.sink_common_moves = false,
+        counter: "sunk_moves",
+        count: |s| s.sunk_moves,
+    },
+    Mechanism {
         name: "outside-hints",
         option: "outside_hints",
         disable: |o| o.outside_hints = false,

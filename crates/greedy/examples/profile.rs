@@ -54,7 +54,11 @@ fn main() {
                 }
             }
         }
-        eprintln!("{} functions x {reps} in {:?} (ion)", cases.len(), t.elapsed());
+        eprintln!(
+            "{} functions x {reps} in {:?} (ion)",
+            cases.len(),
+            t.elapsed()
+        );
         return;
     }
     let options = off::options_from_env();

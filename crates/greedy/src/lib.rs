@@ -176,6 +176,11 @@ pub struct Options {
     /// (`edits::hoist`): a value spilled around a call and read on both sides of a
     /// branch after it, or needed in the same other register on both sides.
     pub hoist_common_moves: bool,
+    /// A move made the same before the jump of every predecessor of a join (each
+    /// jumping only to it) is made once, at the join's start (`edits::sink`): the edge
+    /// moves of a parameter whose arguments all sit in one place, or a value reloaded on
+    /// every side of a diamond.
+    pub sink_common_moves: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -244,6 +249,7 @@ impl Default for Options {
             unspill_copy_freed: true,
             hoist_common_stores: true,
             hoist_common_moves: true,
+            sink_common_moves: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
@@ -338,6 +344,9 @@ pub struct Stats {
     /// Reloads and register moves removed from a branch's successors by one such move
     /// before the branch (`Options::hoist_common_moves`).
     pub hoisted_moves: usize,
+    /// Moves removed from a join's predecessors by one move at its start
+    /// (`Options::sink_common_moves`).
+    pub sunk_moves: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -547,6 +556,7 @@ impl std::ops::AddAssign for Stats {
             unspilled,
             hoisted_stores,
             hoisted_moves,
+            sunk_moves,
             moves_inserted,
             spill_stores,
             reloads,
@@ -591,6 +601,7 @@ impl std::ops::AddAssign for Stats {
         self.unspilled += unspilled;
         self.hoisted_stores += hoisted_stores;
         self.hoisted_moves += hoisted_moves;
+        self.sunk_moves += sunk_moves;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -46,6 +46,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("group_unions", |s| s.group_unions),
     ("join_stores", |s| s.join_stores),
     ("hoisted_moves", |s| s.hoisted_moves),
+    ("sunk_moves", |s| s.sunk_moves),
 ];
 
 type OptionSetter = fn(&mut Options);

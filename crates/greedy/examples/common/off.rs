@@ -19,6 +19,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "unspill_copy_freed" => options.unspill_copy_freed = false,
             "hoist_common_stores" => options.hoist_common_stores = false,
             "hoist_common_moves" => options.hoist_common_moves = false,
+            "sink_common_moves" => options.sink_common_moves = false,
             "join_stores" => options.join_stores = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,

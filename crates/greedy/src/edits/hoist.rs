@@ -7,6 +7,7 @@
 //! - a reload (slot to register): a value spilled around a call and read on both sides
 //!   of a branch after it, each side loading it into the same register;
 //! - a register move: a value both sides need in the same other register.
+//!
 //! Stack-to-stack moves stay where they are (they need a scratch register).
 //!
 //! A successor entered only from the block runs no deeper in loops than the block (a
@@ -22,13 +23,13 @@
 //! operand, nor writes the source, nor clobbers a register of either (nothing between the
 //! new place and the old one changes what it reads or reads what it writes).
 
-use super::is_stack_alloc;
+use super::{is_stack_alloc, splice_edits};
 use crate::analysis::cfg::Cfg;
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, InstPosition, OperandKind, Output, PRegSet, ProgPoint,
 };
 
-/// Successors longer than this are left alone: each store looked for is checked against
+/// Successors longer than this are left alone: each move looked for is checked against
 /// every instruction before it, so the work per branch stays bounded.
 const MAX_SUCCESSOR_INSTS: usize = 16;
 /// Moves of the first successor considered per branch.
@@ -37,11 +38,14 @@ const MAX_CANDIDATES: usize = 32;
 /// Buffers kept across functions.
 #[derive(Default)]
 pub(crate) struct HoistScratch {
-    /// Blocks with several successors whose stores are compared, sorted.
-    branches: Vec<Block>,
-    /// Indices of the stores to drop from `Output::edits`.
+    /// Per block entered from one predecessor alone and making a wanted move: (that
+    /// predecessor, the block, the range of its edits up to its last instruction).
+    succ_edits: Vec<(Block, Block, u32, u32)>,
+    /// The successors of the branch looked at, with their ranges of edits.
+    ranges: Vec<(Block, usize, usize)>,
+    /// Indices of the moves to drop from `Output::edits`.
     dropped: Vec<usize>,
-    /// Stores to add: (index of the edit they go after, point, edit), sorted.
+    /// Moves to add: (index of the edit they go before, point, edit), sorted.
     added: Vec<(usize, ProgPoint, Edit)>,
     edits: Vec<(ProgPoint, Edit)>,
 }
@@ -78,24 +82,36 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
         (_, false) => kinds.others,
         (true, true) => false,
     };
-    // Only a block some wanted move's block is entered from alone can have one to hoist:
-    // those moves find them, most functions having few or none.
-    s.branches.clear();
-    for (at, Edit::Move { from, to }) in &out.edits {
-        if !wanted(*from, *to) {
-            continue;
+    // One pass over the edits finds, per block entered from one predecessor alone, the
+    // range of its edits up to its last instruction, kept if it has a wanted move: a
+    // branch all of whose successors have one is looked at (few are).
+    s.succ_edits.clear();
+    let mut i = 0;
+    while i < out.edits.len() {
+        let b = cfg.block_of(out.edits[i].0.inst());
+        let end = ProgPoint::before(func.block_insns(b).last());
+        let lo = i;
+        while i < out.edits.len() && out.edits[i].0 <= end {
+            i += 1;
         }
-        let succ = cfg.block_of(at.inst());
-        if let [pred] = func.block_preds(succ) {
-            s.branches.push(*pred);
+        if let [pred] = func.block_preds(b)
+            && out.edits[lo..i]
+                .iter()
+                .any(|(_, Edit::Move { from, to })| wanted(*from, *to))
+        {
+            s.succ_edits.push((*pred, b, lo as u32, i as u32));
+        }
+        // Edits after the block's last instruction (none before a branch's successors).
+        while i < out.edits.len() && cfg.block_of(out.edits[i].0.inst()) == b {
+            i += 1;
         }
     }
     let mut counts = HoistCounts::default();
-    if s.branches.is_empty() {
+    if s.succ_edits.is_empty() {
         return counts;
     }
-    s.branches.sort_unstable();
-    s.branches.dedup();
+    // By branch, each one's successors in block order (stable: they came in that order).
+    s.succ_edits.sort_by_key(|&(pred, _, _, _)| pred);
     // Edits are sorted by point: the run at one point is found by two searches (made
     // for the few branches found above only).
     let run_at = |edits: &[(ProgPoint, Edit)], at: ProgPoint| {
@@ -103,25 +119,28 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
         let hi = lo + edits[lo..].partition_point(|&(p, _)| p == at);
         (lo, hi)
     };
-    for k in 0..s.branches.len() {
-        let block = s.branches[k];
+    let mut g = 0;
+    while g < s.succ_edits.len() {
+        let block = s.succ_edits[g].0;
+        let group = g..g + s.succ_edits[g..].partition_point(|e| e.0 == block);
+        g = group.end;
         let succs = func.block_succs(block);
         if succs.len() < 2
-            || succs.iter().any(|&succ| {
-                succ == block
-                    || func.block_preds(succ).len() != 1
-                    || func.block_insns(succ).len() > MAX_SUCCESSOR_INSTS
-            })
+            || group.len() != succs.len()
+            || succs
+                .iter()
+                .any(|&succ| succ == block || func.block_insns(succ).len() > MAX_SUCCESSOR_INSTS)
         {
             continue;
         }
+        s.ranges.clear();
+        s.ranges.extend(
+            s.succ_edits[group]
+                .iter()
+                .map(|&(_, succ, lo, hi)| (succ, lo as usize, hi as usize)),
+        );
         // Candidates: the wanted moves of the first successor, up to its end.
-        let first_succ = func.block_insns(succs[0]);
-        let lo0 = run_at(&out.edits, ProgPoint::before(first_succ.first())).0;
-        let hi0 = run_at(&out.edits, ProgPoint::before(first_succ.last())).1;
-        if lo0 == hi0 {
-            continue;
-        }
+        let (first_succ, lo0, hi0) = s.ranges[0];
         let branch = func.block_insns(block).last();
         let hoist_at = ProgPoint::before(branch);
         let hoist_after = run_at(&out.edits, hoist_at).1;
@@ -146,18 +165,13 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
             if interferes(branch) {
                 continue;
             }
-            // The same store in `succ` with nothing before it (edit or instruction)
-            // writing the register or touching the slot.
-            let found_in = |succ: Block| -> Option<usize> {
+            // The same move in `succ` (its edits `lo..hi`) with nothing before it (edit
+            // or instruction) writing its source or touching its destination.
+            let found_in = |succ: Block, lo: usize, hi: usize| -> Option<usize> {
                 let insns = func.block_insns(succ);
-                let (lo, _) = run_at(&out.edits, ProgPoint::before(insns.first()));
-                let end = ProgPoint::before(insns.last());
                 let mut checked = insns.first();
-                for j in lo..out.edits.len() {
+                for j in lo..hi {
                     let (at, Edit::Move { from: f, to: t }) = out.edits[j].clone();
-                    if at > end {
-                        return None;
-                    }
                     // The instructions before this point run before the edit.
                     while checked.index() < insns.last().index()
                         && (checked < at.inst()
@@ -177,14 +191,23 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
                 }
                 None
             };
+            // The same move among every successor's edits, before the instructions
+            // between are looked at.
+            if s.ranges[1..].iter().any(|&(_, lo, hi)| {
+                !out.edits[lo..hi]
+                    .iter()
+                    .any(|(_, Edit::Move { from: f, to: t })| *f == from && *t == to)
+            }) {
+                continue;
+            }
             let mut all = true;
             let first = s.dropped.len();
             // A successor may make the same move twice (a value reloaded again after a
             // call): only its first, the one found in every successor, is a candidate, so
             // no edit is dropped twice.
-            for &succ in succs {
-                match found_in(succ) {
-                    Some(j) if succ != succs[0] || j == k => s.dropped.push(j),
+            for &(succ, lo, hi) in &s.ranges {
+                match found_in(succ, lo, hi) {
+                    Some(j) if succ != first_succ || j == k => s.dropped.push(j),
                     _ => {
                         all = false;
                         break;
@@ -196,9 +219,9 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
                 continue;
             }
             if is_stack(to) {
-                counts.stores += succs.len() - 1;
+                counts.stores += s.ranges.len() - 1;
             } else {
-                counts.others += succs.len() - 1;
+                counts.others += s.ranges.len() - 1;
             }
             s.added
                 .push((hoist_after, hoist_at, Edit::Move { from, to }));
@@ -208,26 +231,7 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
         return counts;
     }
     s.dropped.sort_unstable();
-    debug_assert!(s.dropped.windows(2).all(|w| w[0] < w[1]));
     s.added.sort_by_key(|&(after, _, _)| after);
-    s.edits.clear();
-    let (mut d, mut a) = (0, 0);
-    for (i, e) in out.edits.iter().enumerate() {
-        while a < s.added.len() && s.added[a].0 == i {
-            s.edits.push((s.added[a].1, s.added[a].2.clone()));
-            a += 1;
-        }
-        if d < s.dropped.len() && s.dropped[d] == i {
-            d += 1;
-            continue;
-        }
-        s.edits.push(e.clone());
-    }
-    while a < s.added.len() {
-        s.edits.push((s.added[a].1, s.added[a].2.clone()));
-        a += 1;
-    }
-    std::mem::swap(&mut out.edits, &mut s.edits);
-    debug_assert!(out.edits.is_sorted_by_key(|&(p, _)| p));
+    splice_edits(&mut out.edits, &s.dropped, &s.added, &mut s.edits);
     counts
 }

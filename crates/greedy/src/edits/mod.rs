@@ -15,6 +15,7 @@ mod hoist;
 mod join_stores;
 pub(crate) mod parallel;
 mod redundant;
+mod sink;
 
 use crate::Stats;
 use crate::analysis::Analyses;
@@ -91,6 +92,7 @@ pub(crate) struct EditsCtx {
     /// `join_receivers`' scratch: the register moves of one merge block's parameters.
     join_moves: Vec<join_stores::ParamMove>,
     hoist: hoist::HoistScratch,
+    sink: sink::SinkScratch,
     /// Per spill slot: some move, operand or debug location reads it
     /// (`drop_unread_stores`).
     slot_read: Vec<bool>,
@@ -158,6 +160,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             self.stats.hoisted_stores = counts.stores;
             self.stats.hoisted_moves = counts.others;
+        }
+        if self.options.sink_common_moves {
+            self.stats.sunk_moves = sink::sink_common_moves(
+                self.func,
+                &self.an.cfg,
+                &self.an.freq,
+                self.ctx.stack_regs,
+                out,
+                &mut self.ctx.sink,
+            );
         }
         self.count_moves(out);
         out.num_spillslots = self.a.slots.num_slots();
@@ -947,6 +959,45 @@ fn first_point(inst: Inst, op: Operand) -> u32 {
         before(inst) + u32::from(op.kind() == OperandKind::Def && op.pos() == OperandPos::Late);
     debug_assert_eq!(first, operand_points(inst, op, None).0);
     first
+}
+
+/// Rewrites `edits` without the edits at the indices `dropped` (sorted, distinct) and
+/// with each of `added` (sorted by index) inserted before the edit at its index (at the
+/// end for the length), through `scratch`; the runs between changes are copied whole.
+fn splice_edits(
+    edits: &mut Vec<(ProgPoint, Edit)>,
+    dropped: &[usize],
+    added: &[(usize, ProgPoint, Edit)],
+    scratch: &mut Vec<(ProgPoint, Edit)>,
+) {
+    debug_assert!(dropped.windows(2).all(|w| w[0] < w[1]));
+    debug_assert!(added.is_sorted_by_key(|&(i, _, _)| i));
+    scratch.clear();
+    scratch.reserve(edits.len() + added.len() - dropped.len());
+    let (mut d, mut a, mut from) = (0, 0, 0);
+    loop {
+        let next = dropped
+            .get(d)
+            .copied()
+            .unwrap_or(usize::MAX)
+            .min(added.get(a).map_or(usize::MAX, |x| x.0));
+        if next == usize::MAX {
+            break;
+        }
+        scratch.extend_from_slice(&edits[from..next]);
+        from = next;
+        while a < added.len() && added[a].0 == next {
+            scratch.push((added[a].1, added[a].2.clone()));
+            a += 1;
+        }
+        if d < dropped.len() && dropped[d] == next {
+            d += 1;
+            from = next + 1;
+        }
+    }
+    scratch.extend_from_slice(&edits[from..]);
+    std::mem::swap(edits, scratch);
+    debug_assert!(edits.is_sorted_by_key(|&(p, _)| p));
 }
 
 /// An internal invariant broke (a value with no location where it is needed). In debug

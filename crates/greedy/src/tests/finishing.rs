@@ -490,3 +490,12 @@ fn a_reload_made_by_every_successor_moves_before_the_branch() {
         );
     }
 }
+
+/// Fuzz functions where every predecessor of a join makes the same move before its jump:
+/// the move is made once at the join's start (`Stats::sunk_moves`).
+#[test]
+fn a_move_made_by_every_predecessor_moves_into_the_join() {
+    for (k, seed) in [(4, 210), (3, 113), (8, 106)] {
+        pass_fires_and_pays(k, seed, |o| o.sink_common_moves = false, |s| s.sunk_moves);
+    }
+}
