@@ -388,6 +388,8 @@ pub(crate) struct LiveIntervals {
     /// The same reservations across all registers, for "which registers can this
     /// interval never take" in one pass.
     pub fixed_index: FixedIndex,
+    /// The instructions that clobber registers (calls), ascending.
+    calls: Vec<Inst>,
     open_end: Vec<Point>,
     open_list: Vec<u32>,
     def_stamp: Vec<u32>,
@@ -400,6 +402,12 @@ impl LiveIntervals {
     pub fn segments_of(&self, v: VReg) -> &[Segment] {
         let (a, b) = self.vreg_segments[v.vreg()];
         &self.segments[a as usize..b as usize]
+    }
+
+    /// Does an instruction in `from..to` clobber registers (a call)?
+    pub fn call_between(&self, from: Inst, to: Inst) -> bool {
+        let k = self.calls.partition_point(|&i| i < from);
+        self.calls.get(k).is_some_and(|&i| i < to)
     }
 
     pub fn uses_of(&self, v: VReg) -> &[UseSite] {
@@ -483,6 +491,7 @@ impl LiveIntervals {
         self.fixed
             .resize_with(PReg::NUM_INDEX, RegReservations::default);
         self.fixed_index.clear();
+        self.calls.clear();
 
         // Blocks are scanned last to first, so the cursor into the (ordered) list of
         // instructions with a reuse or fixed-register operand only moves back.
@@ -514,6 +523,9 @@ impl LiveIntervals {
             .and_then(|p| Point::try_from(p).ok())
             .unwrap_or(Point::MAX);
         self.fixed_index.finish(points);
+        // Blocks and their instructions were walked last to first.
+        self.calls.reverse();
+        debug_assert!(self.calls.is_sorted());
         for p in self.fixed_used {
             let reservations = &mut self.fixed[p.index()];
             let list = &mut reservations.list;
@@ -598,6 +610,7 @@ impl LiveIntervals {
             // Most instructions clobber nothing, and iterating an empty set still walks
             // its words.
             if clobbers != PRegSet::empty() {
+                self.calls.push(inst);
                 self.fixed_index
                     .push(b + 1, b + 2, VReg::invalid(), clobbers);
                 // `reserve` for each, without its per-register owner test and set update.

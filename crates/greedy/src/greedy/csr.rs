@@ -16,7 +16,7 @@ use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, Stage};
 use crate::Phase;
 use log::debug;
-use regalloc2::{Function, OperandConstraint, PReg, PRegSet, RegClass, VReg};
+use regalloc2::{Function, Inst, OperandConstraint, PReg, PRegSet, RegClass, VReg};
 
 /// Save plus restore, in entry-block frequency units (docs/metrics.md charges 4).
 pub(crate) const CSR_COST: f32 = 4.0;
@@ -219,7 +219,29 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
         }
-        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+        // A value live across a call needs a callee-saved register only to survive the
+        // call: split around it instead, a register use right after the previous use or
+        // the def, in the same block with no call between, reads the caller-saved
+        // register the value is still in and needs no reload. (A value crossing no call
+        // wants the register for want of any other: every use of it spilled reloads.)
+        let intervals = &self.an.intervals;
+        // A call at instruction i clobbers at point 2i + 1.
+        let crosses_call = iv.segments.iter().any(|s| {
+            intervals.call_between(
+                Inst::new(s.start as usize / 2),
+                Inst::new(s.end as usize / 2),
+            )
+        });
+        let mut prev: Option<Inst> = None;
+        for u in iv.uses.iter() {
+            let free = crosses_call
+                && prev.is_some_and(|p| {
+                    cfg.block_of(p) == cfg.block_of(u.inst) && !intervals.call_between(p, u.inst)
+                });
+            prev = Some(u.inst);
+            if free || !self.needs_register(u) {
+                continue;
+            }
             spill_cost += SPILL_MOVE_COST * self.an.freq.of(cfg.block_of(u.inst));
             if spill_cost >= CSR_COST {
                 return false;
