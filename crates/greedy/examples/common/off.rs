@@ -9,6 +9,12 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "" => {}
             "evicting_local_split" => options.evicting_local_split = false,
             "csr_pre_split" => options.csr_pre_split = false,
+            "csr_first_use_cost" => options.csr_first_use_cost = false,
+            "deferred_spilling" => options.deferred_spilling = false,
+            "spill_recoloring" => options.spill_recoloring = false,
+            "outside_hints" => options.outside_hints = false,
+            "any_uses_weightless" => options.any_uses_weightless = false,
+            "partner_slots" => options.partner_slots = false,
             "hint_recoloring" => options.hint_recoloring = false,
             "group_hints" => options.group_hints = false,
             "long_value_order" => options.long_value_order = false,
