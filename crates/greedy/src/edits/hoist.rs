@@ -23,10 +23,10 @@
 //! operand, nor writes the source, nor clobbers a register of either (nothing between the
 //! new place and the old one changes what it reads or reads what it writes).
 
-use super::{is_stack_alloc, splice_edits};
+use super::{edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
 use crate::analysis::cfg::Cfg;
 use regalloc2::{
-    Allocation, Block, Edit, Function, Inst, InstPosition, OperandKind, Output, PRegSet, ProgPoint,
+    Allocation, Block, Edit, Function, Inst, InstPosition, Output, PRegSet, ProgPoint,
 };
 
 /// Successors longer than this are left alone: each move looked for is checked against
@@ -149,19 +149,7 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
             if !wanted(from, to) {
                 continue;
             }
-            // An instruction that names the destination, writes the source or clobbers
-            // a register of the move.
-            let interferes = |inst: Inst| {
-                let ops = func.inst_operands(inst);
-                let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..];
-                let clobbers = func.inst_clobbers(inst);
-                ops.iter()
-                    .zip(allocs)
-                    .any(|(op, &a)| a == to || (op.kind() == OperandKind::Def && a == from))
-                    || [from, to]
-                        .iter()
-                        .any(|a| a.as_reg().is_some_and(|r| clobbers.contains(r)))
-            };
+            let interferes = |inst: Inst| inst_blocks_move(func, out, inst, from, to);
             if interferes(branch) {
                 continue;
             }
@@ -185,7 +173,7 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
                     if f == from && t == to {
                         return Some(j);
                     }
-                    if t == from || t == to || f == to {
+                    if edit_blocks_move(f, t, from, to) {
                         return None;
                     }
                 }

@@ -961,6 +961,33 @@ fn first_point(inst: Inst, op: Operand) -> u32 {
     first
 }
 
+/// May a move `from -> to` not cross instruction `inst` (hoisted or sunk past it)? It may
+/// not if the instruction names the destination as an operand (it would read or write
+/// the wrong value), writes the source, or clobbers a register of the move.
+fn inst_blocks_move<F: Function + ?Sized>(
+    func: &F,
+    out: &Output,
+    inst: Inst,
+    from: Allocation,
+    to: Allocation,
+) -> bool {
+    let ops = func.inst_operands(inst);
+    let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..];
+    let clobbers = func.inst_clobbers(inst);
+    ops.iter()
+        .zip(allocs)
+        .any(|(op, &a)| a == to || (op.kind() == OperandKind::Def && a == from))
+        || [from, to]
+            .iter()
+            .any(|a| a.as_reg().is_some_and(|r| clobbers.contains(r)))
+}
+
+/// May a move `from -> to` not cross the edit `Move { from: f, to: t }`? It may not if
+/// the edit writes the move's source or destination or reads its destination.
+fn edit_blocks_move(f: Allocation, t: Allocation, from: Allocation, to: Allocation) -> bool {
+    t == from || t == to || f == to
+}
+
 /// Rewrites `edits` without the edits at the indices `dropped` (sorted, distinct) and
 /// with each of `added` (sorted by index) inserted before the edit at its index (at the
 /// end for the length), through `scratch`; the runs between changes are copied whole.

@@ -18,10 +18,10 @@
 //! it replaces cost together; the block frequencies are checked all the same, for
 //! irreducible flow.
 
-use super::{is_stack_alloc, splice_edits};
+use super::{edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
 use crate::analysis::cfg::Cfg;
 use crate::analysis::loops::BlockFrequency;
-use regalloc2::{Allocation, Block, Edit, Function, Inst, OperandKind, Output, PRegSet, ProgPoint};
+use regalloc2::{Allocation, Block, Edit, Function, Output, PRegSet, ProgPoint};
 
 /// Moves of the first predecessor considered per join.
 const MAX_CANDIDATES: usize = 32;
@@ -109,19 +109,6 @@ pub(crate) fn sink_common_moves<F: Function + ?Sized>(
         if freq.of(join) >= pred_freq {
             continue;
         }
-        // An instruction that names the destination, writes the source or clobbers a
-        // register of the move.
-        let interferes = |inst: Inst, from: Allocation, to: Allocation| {
-            let ops = func.inst_operands(inst);
-            let allocs = &out.allocs[out.inst_alloc_offsets[inst.index()] as usize..];
-            let clobbers = func.inst_clobbers(inst);
-            ops.iter()
-                .zip(allocs)
-                .any(|(op, &a)| a == to || (op.kind() == OperandKind::Def && a == from))
-                || [from, to]
-                    .iter()
-                    .any(|a| a.as_reg().is_some_and(|r| clobbers.contains(r)))
-        };
         // The first move (from, to) in the run [lo, hi), if nothing after it there
         // writes its source or touches its destination.
         let sinkable = |lo: usize, hi: usize, from: Allocation, to: Allocation| {
@@ -132,7 +119,7 @@ pub(crate) fn sink_common_moves<F: Function + ?Sized>(
                 })?;
             out.edits[k + 1..hi]
                 .iter()
-                .all(|(_, Edit::Move { from: f, to: t })| *t != from && *t != to && *f != to)
+                .all(|(_, Edit::Move { from: f, to: t })| !edit_blocks_move(*f, *t, from, to))
                 .then_some(k)
         };
         let join_at = ProgPoint::before(func.block_insns(join).first());
@@ -148,7 +135,7 @@ pub(crate) fn sink_common_moves<F: Function + ?Sized>(
             }
             s.matched.clear();
             for &(_, p, lo, hi) in &s.tails[group.clone()] {
-                if interferes(func.block_insns(p).last(), from, to) {
+                if inst_blocks_move(func, out, func.block_insns(p).last(), from, to) {
                     break;
                 }
                 match sinkable(lo as usize, hi as usize, from, to) {
