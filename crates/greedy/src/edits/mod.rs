@@ -1133,3 +1133,71 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
         is_stack_alloc(self.stack_regs, a)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::splice_edits;
+    use regalloc2::{Allocation, Edit, Inst, PReg, ProgPoint, RegClass};
+
+    /// `splice_edits` against a plain rebuild, an edit at a time, on random edit lists
+    /// with random drops and insertions (several at one index, some at the end).
+    #[test]
+    fn splice_matches_a_plain_rebuild() {
+        let mut next = crate::tests::xorshift(0x5eed_cafe);
+        let reg = |i: u64| Allocation::reg(PReg::new(i as usize % 16, RegClass::Int));
+        for _ in 0..500 {
+            let n = next(12) as usize;
+            let edits: Vec<(ProgPoint, Edit)> = (0..n)
+                .map(|i| {
+                    let at = ProgPoint::before(Inst::new(i));
+                    let mv = Edit::Move {
+                        from: reg(next(16)),
+                        to: reg(next(16)),
+                    };
+                    (at, mv)
+                })
+                .collect();
+            let dropped: Vec<usize> = (0..n).filter(|_| next(3) == 0).collect();
+            let mut added: Vec<(usize, ProgPoint, Edit)> = (0..next(5))
+                .map(|_| {
+                    let i = next(n as u64 + 1) as usize;
+                    // A point that keeps the result sorted: just before edit i's.
+                    let at = if i == 0 {
+                        ProgPoint::before(Inst::new(0))
+                    } else {
+                        ProgPoint::before(Inst::new(i)).prev()
+                    };
+                    (
+                        i,
+                        at,
+                        Edit::Move {
+                            from: reg(next(16)),
+                            to: reg(next(16)),
+                        },
+                    )
+                })
+                .collect();
+            added.sort_by_key(|&(i, _, _)| i);
+            let mut plain = Vec::new();
+            for (i, e) in edits.iter().enumerate() {
+                for a in added.iter().filter(|a| a.0 == i) {
+                    plain.push((a.1, a.2.clone()));
+                }
+                if !dropped.contains(&i) {
+                    plain.push(e.clone());
+                }
+            }
+            for a in added.iter().filter(|a| a.0 == n) {
+                plain.push((a.1, a.2.clone()));
+            }
+            let mut spliced = edits.clone();
+            splice_edits(&mut spliced, &dropped, &added, &mut Vec::new());
+            let flat = |v: &[(ProgPoint, Edit)]| -> Vec<(ProgPoint, Allocation, Allocation)> {
+                v.iter()
+                    .map(|(at, Edit::Move { from, to })| (*at, *from, *to))
+                    .collect()
+            };
+            assert_eq!(flat(&spliced), flat(&plain));
+        }
+    }
+}

@@ -387,3 +387,34 @@ fn reused_analyses_match_fresh_ones() {
         );
     }
 }
+
+/// The intervals know which instructions are calls: `call_between(a, b)` asks about
+/// `a..b` (a call at `b` itself does not count), in blocks laid out in any order.
+#[test]
+fn calls_are_found_between_instructions() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let b1 = b.block();
+    let b2 = b.block();
+    let v = b.vreg(RegClass::Int);
+    let call = [PReg::new(0, RegClass::Int)];
+    b.inst(b0, &[Operand::reg_def(v)]); // i0
+    b.inst_clobbers(b0, &[], &call); // i1
+    b.jump(b0, b1, &[]); // i2
+    b.inst(b1, &[Operand::reg_use(v)]); // i3
+    b.jump(b1, b2, &[]); // i4
+    b.inst_clobbers(b2, &[], &call); // i5
+    b.ret(b2, &[Operand::reg_use(v)]); // i6
+    let f = b.build().func;
+    let an = analyse(&f).unwrap();
+    let inst = regalloc2::Inst::new;
+    let calls: Vec<usize> = (0..7)
+        .filter(|&i| an.intervals.call_between(inst(i), inst(i + 1)))
+        .collect();
+    assert_eq!(calls, vec![1, 5]);
+    assert!(!an.intervals.call_between(inst(0), inst(1)));
+    assert!(an.intervals.call_between(inst(0), inst(2)));
+    assert!(!an.intervals.call_between(inst(2), inst(5)));
+    assert!(an.intervals.call_between(inst(2), inst(6)));
+    assert!(!an.intervals.call_between(inst(6), inst(7)));
+}
