@@ -23,7 +23,7 @@
 //! operand, nor writes the source, nor clobbers a register of either (nothing between the
 //! new place and the old one changes what it reads or reads what it writes).
 
-use super::{edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
+use super::{block_edit_runs, edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
 use crate::analysis::cfg::Cfg;
 use regalloc2::{
     Allocation, Block, Edit, Function, Inst, InstPosition, Output, PRegSet, ProgPoint,
@@ -86,24 +86,13 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
     // range of its edits up to its last instruction, kept if it has a wanted move: a
     // branch all of whose successors have one is looked at (few are).
     s.succ_edits.clear();
-    let mut i = 0;
-    while i < out.edits.len() {
-        let b = cfg.block_of(out.edits[i].0.inst());
-        let end = ProgPoint::before(func.block_insns(b).last());
-        let lo = i;
-        while i < out.edits.len() && out.edits[i].0 <= end {
-            i += 1;
-        }
+    for (b, start, _, end) in block_edit_runs(func, cfg, &out.edits) {
         if let [pred] = func.block_preds(b)
-            && out.edits[lo..i]
+            && out.edits[start..end]
                 .iter()
                 .any(|(_, Edit::Move { from, to })| wanted(*from, *to))
         {
-            s.succ_edits.push((*pred, b, lo as u32, i as u32));
-        }
-        // Edits after the block's last instruction (none before a branch's successors).
-        while i < out.edits.len() && cfg.block_of(out.edits[i].0.inst()) == b {
-            i += 1;
+            s.succ_edits.push((*pred, b, start as u32, end as u32));
         }
     }
     let mut counts = HoistCounts::default();
@@ -112,18 +101,8 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
     }
     // By branch, each one's successors in block order (stable: they came in that order).
     s.succ_edits.sort_by_key(|&(pred, _, _, _)| pred);
-    // Edits are sorted by point: the run at one point is found by two searches (made
-    // for the few branches found above only).
-    let run_at = |edits: &[(ProgPoint, Edit)], at: ProgPoint| {
-        let lo = edits.partition_point(|&(p, _)| p < at);
-        let hi = lo + edits[lo..].partition_point(|&(p, _)| p == at);
-        (lo, hi)
-    };
-    let mut g = 0;
-    while g < s.succ_edits.len() {
-        let block = s.succ_edits[g].0;
-        let group = g..g + s.succ_edits[g..].partition_point(|e| e.0 == block);
-        g = group.end;
+    for group in s.succ_edits.chunk_by(|a, b| a.0 == b.0) {
+        let block = group[0].0;
         let succs = func.block_succs(block);
         if succs.len() < 2
             || group.len() != succs.len()
@@ -135,7 +114,7 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
         }
         s.ranges.clear();
         s.ranges.extend(
-            s.succ_edits[group]
+            group
                 .iter()
                 .map(|&(_, succ, lo, hi)| (succ, lo as usize, hi as usize)),
         );
@@ -143,7 +122,8 @@ pub(crate) fn hoist_common_moves<F: Function + ?Sized>(
         let (first_succ, lo0, hi0) = s.ranges[0];
         let branch = func.block_insns(block).last();
         let hoist_at = ProgPoint::before(branch);
-        let hoist_after = run_at(&out.edits, hoist_at).1;
+        // Edits are sorted by point: the moves go after those already before the branch.
+        let hoist_after = out.edits.partition_point(|&(p, _)| p <= hoist_at);
         for k in lo0..hi0.min(lo0 + MAX_CANDIDATES) {
             let Edit::Move { from, to } = out.edits[k].1.clone();
             if !wanted(from, to) {

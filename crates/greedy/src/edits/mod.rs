@@ -965,6 +965,37 @@ fn first_point(inst: Inst, op: Operand) -> u32 {
     first
 }
 
+/// The edits of each block that has any, in one pass over `edits` (sorted by point):
+/// `(block, start, last, end)`, where `start..last` are the edits before the point before
+/// the block's last instruction and `last..end` those at that point (the moves right
+/// before its branch or jump). Edits after that point (none follow a branch) are passed
+/// over.
+fn block_edit_runs<'a, F: Function + ?Sized>(
+    func: &'a F,
+    cfg: &'a crate::analysis::cfg::Cfg,
+    edits: &'a [(ProgPoint, Edit)],
+) -> impl Iterator<Item = (Block, usize, usize, usize)> + 'a {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let (at, _) = edits.get(i)?;
+        let b = cfg.block_of(at.inst());
+        let before_last = ProgPoint::before(func.block_insns(b).last());
+        let start = i;
+        while i < edits.len() && edits[i].0 < before_last {
+            i += 1;
+        }
+        let last = i;
+        while i < edits.len() && edits[i].0 == before_last {
+            i += 1;
+        }
+        let end = i;
+        while i < edits.len() && cfg.block_of(edits[i].0.inst()) == b {
+            i += 1;
+        }
+        Some((b, start, last, end))
+    })
+}
+
 /// May a move `from -> to` not cross instruction `inst` (hoisted or sunk past it)? It may
 /// not if the instruction names the destination as an operand (it would read or write
 /// the wrong value), writes the source, or clobbers a register of the move.

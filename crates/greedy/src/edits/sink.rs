@@ -18,7 +18,7 @@
 //! it replaces cost together; the block frequencies are checked all the same, for
 //! irreducible flow.
 
-use super::{edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
+use super::{block_edit_runs, edit_blocks_move, inst_blocks_move, is_stack_alloc, splice_edits};
 use crate::analysis::cfg::Cfg;
 use crate::analysis::loops::BlockFrequency;
 use regalloc2::{Allocation, Block, Edit, Function, Output, PRegSet, ProgPoint};
@@ -62,48 +62,30 @@ pub(crate) fn sink_common_moves<F: Function + ?Sized>(
     // One pass over the edits finds each block that jumps to a join (a block with several
     // predecessors) and makes moves right before its jump, with the range of those moves.
     s.tails.clear();
-    let mut i = 0;
-    while i < out.edits.len() {
-        let b = cfg.block_of(out.edits[i].0.inst());
-        let jump = ProgPoint::before(func.block_insns(b).last());
-        while i < out.edits.len() && out.edits[i].0 < jump {
-            i += 1;
-        }
-        let lo = i;
-        while i < out.edits.len() && out.edits[i].0 == jump {
-            i += 1;
-        }
-        if lo < i
+    for (b, _, last, end) in block_edit_runs(func, cfg, &out.edits) {
+        if last < end
             && let [join] = func.block_succs(b)
             && func.block_preds(*join).len() >= 2
         {
-            s.tails.push((*join, b, lo as u32, i as u32));
-        }
-        // Edits after the jump's point belong to later blocks; none follow a jump.
-        while i < out.edits.len() && cfg.block_of(out.edits[i].0.inst()) == b {
-            i += 1;
+            s.tails.push((*join, b, last as u32, end as u32));
         }
     }
     // By join, each one's predecessors in block order (stable: they came in that order).
     s.tails.sort_by_key(|&(join, _, _, _)| join);
     let mut removed = 0;
-    let mut g = 0;
-    while g < s.tails.len() {
-        let join = s.tails[g].0;
-        let group = g..g + s.tails[g..].partition_point(|t| t.0 == join);
-        g = group.end;
+    for group in s.tails.chunk_by(|a, b| a.0 == b.0) {
+        let join = group[0].0;
         let preds = func.block_preds(join);
-        // Every predecessor makes moves before its jump, and jumps only to the join.
+        // Every predecessor makes moves before its jump (and jumps only to the join: the
+        // group holds only such blocks, one entry each).
         if group.len() != preds.len()
             || preds.len() > MAX_PREDECESSORS
             || join == func.entry_block()
-            || preds
-                .iter()
-                .any(|&p| p == join || func.block_succs(p).len() != 1)
+            || group.iter().any(|t| t.1 == join)
         {
             continue;
         }
-        let (_, _, lo0, hi0) = s.tails[group.start];
+        let (_, _, lo0, hi0) = group[0];
         let (lo0, hi0) = (lo0 as usize, hi0 as usize);
         let pred_freq: f32 = preds.iter().map(|&p| freq.of(p)).sum();
         if freq.of(join) >= pred_freq {
@@ -134,7 +116,7 @@ pub(crate) fn sink_common_moves<F: Function + ?Sized>(
                 continue;
             }
             s.matched.clear();
-            for &(_, p, lo, hi) in &s.tails[group.clone()] {
+            for &(_, p, lo, hi) in group {
                 if inst_blocks_move(func, out, func.block_insns(p).last(), from, to) {
                     break;
                 }
