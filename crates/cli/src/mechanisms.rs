@@ -108,6 +108,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.unspilled,
     },
     Mechanism {
+        name: "head-splits",
+        option: "head_splits",
+        disable: |o| o.head_splits = false,
+        counter: "head_splits",
+        count: |s| s.head_splits,
+    },
+    Mechanism {
         name: "unspill-copy-freed",
         option: "unspill_copy_freed",
         disable: |o| o.unspill_copy_freed = false,

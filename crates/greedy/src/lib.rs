@@ -163,6 +163,11 @@ pub struct Options {
     /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
     /// tries each spill bundle in a register once more before it goes to the stack.
     pub unspilling: bool,
+    /// At a spill, the value keeps a free register from its def up to some of its first
+    /// uses in the def's block (`Allocator::try_head_split`): those uses need no reload,
+    /// and the slot is written at the def anyway. Typically a value spilled across a call
+    /// with a use before it, a fixed argument of that call among them.
+    pub head_splits: bool,
     /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
     /// also probes, for each spilled piece with reload pieces, the registers that values
     /// moved to the stack by copy spilling left where the piece lives.
@@ -246,6 +251,7 @@ impl Default for Options {
             copy_spilling: true,
             copy_spill_chains: true,
             unspilling: true,
+            head_splits: true,
             unspill_copy_freed: true,
             hoist_common_stores: true,
             hoist_common_moves: true,
@@ -298,6 +304,9 @@ pub struct Stats {
     /// Instruction splits: an interval in one block whose uses are pinned to fixed
     /// registers, split around them.
     pub instruction_splits: usize,
+    /// Spilled values whose head (from the def to some first uses) kept a register
+    /// (`Options::head_splits`).
+    pub head_splits: usize,
     /// Intervals spilled (sent to a spill slot, with reload pieces at their uses).
     pub spills: usize,
     /// Intervals bound for the spiller that were queued once more at the end instead.
@@ -536,6 +545,7 @@ impl std::ops::AddAssign for Stats {
             block_splits,
             loop_split_pieces,
             instruction_splits,
+            head_splits,
             spills,
             deferred_spills,
             last_chance_recolorings,
@@ -581,6 +591,7 @@ impl std::ops::AddAssign for Stats {
         self.block_splits += block_splits;
         self.loop_split_pieces += loop_split_pieces;
         self.instruction_splits += instruction_splits;
+        self.head_splits += head_splits;
         self.spills += spills;
         self.deferred_spills += deferred_spills;
         self.last_chance_recolorings += last_chance_recolorings;

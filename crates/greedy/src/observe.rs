@@ -72,6 +72,8 @@ pub enum SplitKind {
     Block,
     /// Around each use pinned to a fixed register.
     Instruction,
+    /// At a spill: from the def up to some first uses in a register, the rest spilled.
+    Head,
 }
 
 /// One decision of the greedy allocator.
@@ -248,6 +250,7 @@ impl fmt::Display for SplitKind {
             SplitKind::CompactRegion => "compact region",
             SplitKind::Block => "block",
             SplitKind::Instruction => "instruction",
+            SplitKind::Head => "head",
         })
     }
 }

@@ -47,6 +47,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("join_stores", |s| s.join_stores),
     ("hoisted_moves", |s| s.hoisted_moves),
     ("sunk_moves", |s| s.sunk_moves),
+    ("head_splits", |s| s.head_splits),
 ];
 
 type OptionSetter = fn(&mut Options);
@@ -60,6 +61,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("join_stores", |o| o.join_stores = false),
     ("copy_spill_chains", |o| o.copy_spill_chains = false),
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
+    ("head_splits", |o| o.head_splits = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

@@ -11,6 +11,7 @@ mod events;
 mod evict;
 mod group_place;
 mod groups;
+mod head;
 mod hint_recolor;
 pub(crate) mod interval;
 pub(crate) mod matrix;
@@ -156,6 +157,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if self.options.copy_spilling && !copy_first {
             let t = phase_clock(self.options);
             self.spill_copy_only_values();
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        if self.options.head_splits {
+            let t = phase_clock(self.options);
+            self.keep_spilled_heads();
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
         if self.options.hint_recoloring {

@@ -855,7 +855,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// Will the edit builder write `v`'s slot right after its def (`stores_at_def`)? Then
     /// the slot holds the value wherever it is live, and a move into it is dropped.
-    fn slot_written_at_def(&self, v: regalloc2::VReg) -> bool {
+    pub(crate) fn slot_written_at_def(&self, v: regalloc2::VReg) -> bool {
         match self.an.live.def_inst(v) {
             Some(inst) => !self.func.is_branch(inst) && !self.func.is_ret(inst),
             None => self.an.live.def_block[v.vreg()].is_valid(),
@@ -1722,7 +1722,7 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
 /// allocated once, as long as `segments` (runs never outnumber them, and the interval
 /// keeps a list that long anyway): collected, a block split's remainder of hundreds of
 /// runs grew it one push at a time.
-fn runs_of(segments: &[Segment]) -> SegmentList {
+pub(crate) fn runs_of(segments: &[Segment]) -> SegmentList {
     let runs = super::matrix::merged(segments);
     if segments.len() <= SegmentList::new().inline_size() {
         return runs.collect();
