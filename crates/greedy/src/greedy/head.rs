@@ -106,8 +106,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let o = &self.ctx.intervals[j];
             o.vreg == vreg && matches!(o.kind, IntervalKind::Reload { .. })
         };
+        // The registers the fixed operands name first: the best head is mostly in one
+        // of them, and once a head saves `most` no register can do better.
+        let mut named = steps.iter().fold(PRegSet::empty(), |set, s| set | s.2);
+        if let Some(OperandConstraint::FixedReg(q)) = def_constraint {
+            named.add(q);
+        }
+        let order = &self.out.order[vreg.class() as usize];
+        let candidates = order
+            .iter()
+            .filter(|&&p| named.contains(p))
+            .chain(order.iter().filter(|&&p| !named.contains(p)))
+            .copied()
+            .filter(|p| p.hw_enc() < iv.limit);
         let mut best: Option<(f32, PReg, u32)> = None;
-        for p in self.order_for(iv) {
+        for p in candidates {
+            if best.is_some_and(|(g, _, _)| g >= most) {
+                break;
+            }
             if self.ctx.callee_saved.is_untouched(p) {
                 continue;
             }
@@ -121,8 +137,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     && !fixed_conflict(reservations, &head, vreg)
             };
             // The longest free head (freedom only shrinks as the head grows), by a
-            // binary search over its ends.
-            let free = steps.partition_point(|&(end, _, _)| free_to(end));
+            // binary search over its ends once the shortest is free.
+            if !free_to(steps[0].0) {
+                continue;
+            }
+            let free = 1 + steps[1..].partition_point(|&(end, _, _)| free_to(end));
             // A def in a register stores into the slot either way; one that may write
             // the slot directly stores only for the head, and a fixed one in another
             // register needs a move.
