@@ -82,6 +82,7 @@ pub(crate) struct GreedyCtx {
     /// piece spilled without a look for a register): the candidates of `unspill_pieces`.
     spill_log: Vec<(IntervalId, (u32, PRegSet))>,
     region_scratch: split::RegionScratch,
+    local_scratch: split::LocalScratch,
     block_scratch: split::BlockScratch,
 }
 

@@ -1181,20 +1181,41 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// the interval before and after it. The window keeps that register; the outer pieces
     /// are requeued. A window holding every use is no progress.
     fn try_local_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
+        let mut scratch = std::mem::take(&mut self.ctx.local_scratch);
+        let split = self.local_split_with(&mut scratch, id, avoid_csr);
+        self.ctx.local_scratch = scratch;
+        split
+    }
+
+    fn local_split_with(&mut self, s: &mut LocalScratch, id: IntervalId, avoid_csr: bool) -> bool {
         let iv = &self.ctx.intervals[id];
         if iv.segments.len() != 1 {
             return false;
         }
+        let LocalScratch {
+            insts,
+            bounds,
+            cell_weight,
+            cell_first,
+            cell_last,
+            steps,
+            occupants,
+            crossed,
+            ops_before,
+            candidates,
+        } = s;
         let seg = iv.segments[0];
         // Only operands inside the segment count (a fixed def's site precedes it), and
         // only those that need a register: the others read the spill slot for free.
-        let mut insts: Vec<u32> = iv
-            .uses
-            .iter()
-            .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
-            .map(|u| u.inst.index() as u32)
-            .collect();
+        insts.clear();
+        insts.extend(
+            iv.uses
+                .iter()
+                .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
+                .map(|u| u.inst.index() as u32),
+        );
         insts.dedup();
+        let insts = &*insts;
         // Each local split leaves fewer uses per product, but a block with tens of
         // thousands of uses of one value would still take that many rounds over every
         // candidate: past this size the value is left to the spiller (bounded work).
@@ -1212,7 +1233,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // probe of the whole window per extension.
         let n_cells = 2 * insts.len() - 1;
         // bounds[c]..bounds[c + 1] is cell c.
-        let mut bounds: Vec<u32> = Vec::with_capacity(n_cells + 1);
+        bounds.clear();
         bounds.push(window_of(0, 0).start);
         for k in 0..insts.len() {
             bounds.push(window_of(k, k).end);
@@ -1240,18 +1261,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // fixed reservation or an occupant eviction may not touch is there), and the
         // ordinals of its first and last occupants in the register's union (for the
         // interferer count of a window).
-        let mut cell_weight = vec![0.0f32; n_cells];
-        let mut cell_first = vec![u32::MAX; n_cells];
-        let mut cell_last = vec![0u32; n_cells];
+        cell_weight.clear();
+        cell_weight.resize(n_cells, 0.0);
+        cell_first.clear();
+        cell_first.resize(n_cells, u32::MAX);
+        cell_last.clear();
+        cell_last.resize(n_cells, 0);
         // Per step from use `b` to `b + 1` (cells 2b + 1 and 2b + 2): what extending an
         // evicting window over it adds (heaviest occupant, first and last occupant
         // ordinals), so the extension reads one entry per step.
-        let mut steps = vec![(0.0f32, u32::MAX, 0u32); m - 1];
-        let mut occupants: Vec<(u32, u32, f32)> = Vec::new();
-        let mut crossed = CrossedSteps::default();
+        steps.clear();
+        steps.resize(m - 1, (0.0, u32::MAX, 0));
         // Operands per use instruction, for a window's estimated spill weight (as
         // `spill_weight` would compute it for the product, copies aside).
-        let mut ops_before = vec![0u32; m + 1];
+        ops_before.clear();
+        ops_before.resize(m + 1, 0);
         {
             let mut k = 0;
             for u in iv.uses.iter() {
@@ -1274,8 +1298,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let evicting = self.options.evicting_local_split && m > MIN_EVICTING_SPLIT_USES;
         let max_interference = self.eviction.max_interference();
         let mut best: Option<LocalWindow> = None;
-        let candidates: Vec<PReg> = self.local_split_candidates(iv, avoid_csr).collect();
-        for p in candidates {
+        candidates.clear();
+        candidates.extend(self.local_split_candidates(iv, avoid_csr));
+        for &p in candidates.iter() {
             if best.is_some_and(|w| w.uses == most && w.len == least_len && w.evicts == 0.0) {
                 break;
             }
@@ -2015,6 +2040,29 @@ enum Mode {
 
 /// `RegionScratch::last_segment` of a block the interval does not cover.
 const NO_SEGMENT: u32 = u32::MAX;
+
+/// The buffers of one local split attempt, kept across attempts and functions (an
+/// attempt is made for most intervals inside one block that reach the split stage).
+#[derive(Default)]
+pub(crate) struct LocalScratch {
+    /// The interval's use instructions whose operands need a register.
+    insts: Vec<u32>,
+    /// The cells (use instructions and the gaps between them): bounds, and per cell the
+    /// candidate's heaviest occupant and its first and last occupant ordinals.
+    bounds: Vec<u32>,
+    cell_weight: Vec<f32>,
+    cell_first: Vec<u32>,
+    cell_last: Vec<u32>,
+    /// Per step from one use instruction to the next: what an evicting window crossing
+    /// it adds.
+    steps: Vec<(f32, u32, u32)>,
+    /// The candidate's occupants over the segment: (start, end, weight).
+    occupants: Vec<(u32, u32, f32)>,
+    crossed: CrossedSteps,
+    /// Operands before each use instruction (a prefix sum).
+    ops_before: Vec<u32>,
+    candidates: Vec<PReg>,
+}
 
 /// The buffers of one block split attempt, kept across attempts and functions.
 #[derive(Default)]
