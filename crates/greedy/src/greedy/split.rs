@@ -1429,7 +1429,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // steps to use `a + need - 1` are folded at once rather than walked
                 // (most of the walk when `need` is large).
                 let b0 = a + need.max(1) - 1;
-                let (w, f, l) = crossed.fold(&steps, a, b0);
+                let (w, f, l) = crossed.fold(steps, a, b0);
                 debug_assert_eq!((w, f, l), {
                     let (mut w, mut f, mut l) = (0.0, u32::MAX, 0);
                     for &s in &steps[a..b0] {
