@@ -143,6 +143,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.sunk_moves,
     },
     Mechanism {
+        name: "sibling-reuse-copies",
+        option: "sibling_reuse_copies",
+        disable: |o| o.sibling_reuse_copies = false,
+        counter: "hoisted_moves",
+        count: |s| s.hoisted_moves,
+    },
+    Mechanism {
         name: "outside-hints",
         option: "outside_hints",
         disable: |o| o.outside_hints = false,

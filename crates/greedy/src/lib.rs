@@ -186,6 +186,11 @@ pub struct Options {
     /// moves of a parameter whose arguments all sit in one place, or a value reloaded on
     /// every side of a diamond.
     pub sink_common_moves: bool,
+    /// Where the successors of a branch, each entered only from it, start by reusing the
+    /// same input, their reuse defs are copy partners (of the branch's frequency): in one
+    /// register, the copies into them are one move before the branch
+    /// (`hoist_common_moves`), which hints and hint recoloring now aim for.
+    pub sibling_reuse_copies: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -256,6 +261,7 @@ impl Default for Options {
             hoist_common_stores: true,
             hoist_common_moves: true,
             sink_common_moves: true,
+            sibling_reuse_copies: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,

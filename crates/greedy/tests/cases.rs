@@ -62,6 +62,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("copy_spill_chains", |o| o.copy_spill_chains = false),
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
     ("head_splits", |o| o.head_splits = false),
+    ("sibling_reuse_copies", |o| o.sibling_reuse_copies = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

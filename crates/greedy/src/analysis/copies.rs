@@ -40,6 +40,13 @@ pub(crate) struct Partners {
     /// incoming copies (set from `Options::join_stores`, which stores a spilled one once
     /// at the block's start rather than on every edge).
     pub join_params_once: bool,
+    /// Record a copy between the reuse defs that sibling blocks start with when they
+    /// reuse the same input (`record_sibling_reuses`; set from
+    /// `Options::sibling_reuse_copies`).
+    pub sibling_reuses: bool,
+    /// Successors of branches that start with a reuse: (branch block, input, reuse def,
+    /// the def's point), between `note_sibling_reuse` and `pair_sibling_reuses`.
+    siblings: Vec<(u32, VReg, VReg, u32)>,
     /// Per block with several predecessors: the sum of their frequencies.
     in_freq: Vec<f32>,
 }
@@ -150,6 +157,9 @@ impl Partners {
                     }
                 }
             }
+            if p.sibling_reuses {
+                p.note_sibling_reuse(f, block);
+            }
             if f.is_branch(last) {
                 for (i, &succ) in f.block_succs(block).iter().enumerate() {
                     let params = f.block_params(succ);
@@ -191,6 +201,9 @@ impl Partners {
                     }
                 }
             }
+        }
+        if p.sibling_reuses {
+            p.pair_sibling_reuses(freq);
         }
         p.in_freq = in_freq;
         // `raw` and `raw_sites` are pushed in pairs keyed by the same vreg, so one count
@@ -276,6 +289,69 @@ impl Partners {
                     merge_partners(&mut p.list, run.iter().map(|&(_, c)| c));
             }
         }
+    }
+
+    /// Sibling reuse copies, first half: notes block `block` if it is a successor of a
+    /// branch (entered only from it: the CFG has no critical edges) whose first
+    /// instruction reuses an input. Its copies were recorded last (`record_inst`).
+    fn note_sibling_reuse<F: Function + ?Sized>(&mut self, f: &F, block: regalloc2::Block) {
+        // The reuse pairs of the block's first instruction, if any, are among the last
+        // copies recorded (a block's instructions come before its branch's copies): most
+        // blocks stop at the first look, at a copy of an earlier block.
+        let at = 2 * f.block_insns(block).first().index() as u32 + 1;
+        let mut reuses = self
+            .copies
+            .iter()
+            .rev()
+            .skip_while(|c| c.at_a > at)
+            .take_while(|c| c.at_a == at)
+            .peekable();
+        if reuses.peek().is_none() {
+            return;
+        }
+        let &[pred] = f.block_preds(block) else {
+            return;
+        };
+        if f.block_succs(pred).len() < 2 {
+            return;
+        }
+        let pred = pred.index() as u32;
+        self.siblings.extend(reuses.map(|c| (pred, c.b, c.a, at)));
+    }
+
+    /// Sibling reuse copies, second half: where successors of one branch start with a
+    /// reuse of the same input, the copies into the reuse defs are one move before the
+    /// branch if the defs share a register (the edit builder hoists a move every
+    /// successor makes on entry). Each such pair of defs becomes a copy of the branch
+    /// block's frequency, for hints and hint recoloring; it weighs nothing in spill
+    /// weights (a spilled def saves no move).
+    fn pair_sibling_reuses(&mut self, freq: &BlockFrequency) {
+        if self.siblings.len() < 2 {
+            self.siblings.clear();
+            return;
+        }
+        self.siblings
+            .sort_unstable_by_key(|&(pred, input, _, at)| (pred, input.vreg(), at));
+        for k in 1..self.siblings.len() {
+            let (pred, input, a, at_a) = self.siblings[k - 1];
+            let (other_pred, other, b, at_b) = self.siblings[k];
+            if (pred, input) != (other_pred, other) || a == b {
+                continue;
+            }
+            let freq = freq.of(regalloc2::Block::new(pred as usize));
+            self.raw.push((a.vreg() as u32, (b, freq)));
+            self.raw.push((b.vreg() as u32, (a, freq)));
+            self.raw_sites.push((a.vreg() as u32, (at_a, 0.0)));
+            self.raw_sites.push((b.vreg() as u32, (at_b, 0.0)));
+            self.copies.push(CopySite {
+                a,
+                at_a,
+                b,
+                at_b,
+                freq,
+            });
+        }
+        self.siblings.clear();
     }
 
     /// Records the reuse pairs and fixed-register operands of `inst`, in a block of

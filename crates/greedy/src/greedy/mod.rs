@@ -107,6 +107,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         self.reset();
         // First: the callee-saved setup and the intervals read its list of fixed operands.
         self.ctx.partners.join_params_once = self.options.join_stores;
+        self.ctx.partners.sibling_reuses = self.options.sibling_reuse_copies;
         self.ctx.partners.compute_listed(
             self.func,
             &self.an.freq,

@@ -297,6 +297,61 @@ fn self_copies_on_back_edges_are_not_partners() {
     assert!(partners.copies.iter().all(|c| c.a != c.b));
 }
 
+/// With `sibling_reuses`, two successors of a branch that start by reusing the same
+/// input make their reuse defs copy partners at the branch's frequency (weightless in
+/// spill weights); not when the reuse comes after another instruction.
+#[test]
+fn sibling_reuse_defs_are_partners() {
+    // `late`: the first successor starts with another instruction.
+    let build = |late: bool| {
+        let mut b = FuncBuilder::new();
+        let bl: Vec<Block> = (0..4).map(|_| b.block()).collect();
+        let v = b.vreg(RegClass::Int);
+        let (d1, d2, t, c) = (
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+            b.vreg(RegClass::Int),
+        );
+        b.inst(bl[0], &[Operand::reg_def(v)]);
+        b.inst(bl[0], &[Operand::reg_def(c)]);
+        b.branch(bl[0], &[Operand::reg_use(c)], &[(bl[1], &[]), (bl[2], &[])]);
+        if late {
+            b.inst(bl[1], &[Operand::reg_def(t)]);
+        }
+        for (k, d) in [(1, d1), (2, d2)] {
+            b.inst(bl[k], &[Operand::reg_reuse_def(d, 1), Operand::reg_use(v)]);
+            b.inst(bl[k], &[Operand::reg_use(d), Operand::reg_use(v)]);
+        }
+        b.jump(bl[1], bl[3], &[]);
+        b.jump(bl[2], bl[3], &[]);
+        b.ret(bl[3], &[]);
+        (b.build().func, d1, d2)
+    };
+    let partners_of = |f: &ragreedy_testkit::builder::TestFunc, on: bool| {
+        let an = analyse(f).expect("valid");
+        let mut partners = crate::analysis::copies::Partners::default();
+        partners.sibling_reuses = on;
+        partners.compute(f, &an.freq);
+        partners
+    };
+    let siblings = |p: &crate::analysis::copies::Partners, a: VReg, b: VReg| {
+        p.of(a).contains(&(b, 1.0)) && p.of(b).contains(&(a, 1.0))
+    };
+    let (f, d1, d2) = build(false);
+    let partners = partners_of(&f, true);
+    assert!(siblings(&partners, d1, d2));
+    let whole = [Segment {
+        start: 0,
+        end: 2 * regalloc2::Function::num_insts(&f) as u32,
+    }];
+    // The reuse pair with the input weighs; the sibling copy does not.
+    assert_eq!(partners.copy_freq_in(d1, &whole), 1.0);
+    assert!(!siblings(&partners_of(&f, false), d1, d2));
+    let (f, d1, d2) = build(true);
+    assert!(!siblings(&partners_of(&f, true), d1, d2));
+}
+
 /// A merge block's parameter weighs its incoming copies at most twice the block's
 /// frequency together when `join_params_once` is set (a spilled one is stored once at the
 /// block's start), and each at its edge's frequency otherwise; the arguments' copies keep
