@@ -31,7 +31,8 @@ pub(crate) struct Partners {
     sites: Vec<(u32, f32)>,
     raw_sites: Vec<(u32, (u32, f32))>,
     /// Every copy in program order (block by block: reuse pairs, then the block's branch
-    /// arguments), each end with the point where it is read or written.
+    /// arguments), then the sibling reuse copies, each end with the point where it is
+    /// read or written.
     pub copies: Vec<CopySite>,
     /// Every fixed-register operand in program order: the value, the point where it is
     /// in that register, the register and the block frequency.
@@ -41,7 +42,7 @@ pub(crate) struct Partners {
     /// at the block's start rather than on every edge).
     pub join_params_once: bool,
     /// Record a copy between the reuse defs that sibling blocks start with when they
-    /// reuse the same input (`record_sibling_reuses`; set from
+    /// reuse the same input (`pair_sibling_reuses`; set from
     /// `Options::sibling_reuse_copies`).
     pub sibling_reuses: bool,
     /// Successors of branches that start with a reuse: (branch block, input, reuse def,
