@@ -13,7 +13,7 @@
 //! head spans at most `MAX_HEAD_INSTS` instructions with operands of its value.
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind, LiveInterval, Stage, UseList};
+use super::interval::{IntervalId, IntervalKind, Stage, UseList};
 use super::split::{runs_of, use_limit};
 use crate::analysis::intervals::{Segment, UseSite, fixed_conflict, needs_register, point_inst};
 use crate::observe::{SplitKind, observe};
@@ -214,26 +214,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         iv.fixed_conflicts = self.an.intervals.fixed_index.conflicts(&iv.runs, vreg);
         let cascade = iv.cascade;
         let head = Segment { start, end };
-        let uses = UseList::from_vec(head_uses);
-        let limit = use_limit(&uses);
-        let piece = self.ctx.intervals.push(LiveInterval {
+        let piece = self.push_main_piece(
             vreg,
-            kind: IntervalKind::Main,
-            segments: smallvec![head],
-            runs: smallvec![head],
-            fixed_conflicts: self.an.intervals.fixed_index.conflicts(&[head], vreg),
-            uses,
-            stage: Stage::Done,
+            smallvec![head],
+            UseList::from_vec(head_uses),
+            Stage::Done,
             cascade,
-            weight: 0.0,
-            assigned: None,
-            limit,
-            deferred: false,
-            spilled: false,
-        });
-        self.ctx.vreg_pieces[vreg.vreg()].push(piece);
-        self.ctx.intervals[piece].weight = self.spill_weight(piece);
-        self.stats.intervals += 1;
+        );
         self.stats.head_splits += 1;
         debug!("{piece} ({vreg}): head [{start}, {end}) of spilled {id} kept in {p}, gain {gain}");
         observe!(self, self.split_event(id, SplitKind::Head));

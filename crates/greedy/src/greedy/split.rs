@@ -1686,30 +1686,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let runs = runs_of(&product.segments);
-            let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
             let segments = SegmentList::from_vec(product.segments);
-            // Each product is limited by its own operands only: one `Limit` use must not
-            // pin the pieces that do not hold it.
-            let limit = use_limit(&uses);
-            let piece = self.ctx.intervals.push(LiveInterval {
-                vreg,
-                kind: IntervalKind::Main,
-                segments,
-                runs,
-                fixed_conflicts,
-                uses,
-                stage: product.stage,
-                cascade,
-                weight: 0.0,
-                assigned: None,
-                limit,
-                deferred: false,
-                spilled: false,
-            });
-            self.ctx.vreg_pieces[vreg.vreg()].push(piece);
-            self.ctx.intervals[piece].weight = self.spill_weight(piece);
-            self.stats.intervals += 1;
+            let piece = self.push_main_piece(vreg, segments, uses, product.stage, cascade);
             debug!(
                 "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
                 product.stage, self.ctx.intervals[piece].weight
@@ -1722,6 +1700,45 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         self.refresh_hint_reg(vreg);
+    }
+}
+
+impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// A new `Main` interval of `vreg` (a split product, a spilled value's head) over
+    /// `segments`, holding `uses`: its runs, fixed conflicts, limit and spill weight
+    /// computed, and listed among its value's pieces; neither assigned nor queued.
+    pub(crate) fn push_main_piece(
+        &mut self,
+        vreg: regalloc2::VReg,
+        segments: SegmentList,
+        uses: UseList,
+        stage: Stage,
+        cascade: super::interval::Cascade,
+    ) -> IntervalId {
+        let runs = runs_of(&segments);
+        let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
+        // Each piece is limited by its own operands only: one `Limit` use must not pin
+        // the pieces that do not hold it.
+        let limit = use_limit(&uses);
+        let piece = self.ctx.intervals.push(LiveInterval {
+            vreg,
+            kind: IntervalKind::Main,
+            segments,
+            runs,
+            fixed_conflicts,
+            uses,
+            stage,
+            cascade,
+            weight: 0.0,
+            assigned: None,
+            limit,
+            deferred: false,
+            spilled: false,
+        });
+        self.ctx.vreg_pieces[vreg.vreg()].push(piece);
+        self.ctx.intervals[piece].weight = self.spill_weight(piece);
+        self.stats.intervals += 1;
+        piece
     }
 }
 
