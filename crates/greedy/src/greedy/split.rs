@@ -179,7 +179,7 @@ impl CrossedSteps {
 /// One product of a split: its segments, the stage it starts in, and a register that is
 /// known to be free for it (assigned right away).
 struct Product {
-    segments: Vec<Segment>,
+    segments: SegmentList,
     stage: Stage,
     assign: Option<PReg>,
 }
@@ -744,9 +744,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // region split leaves use blocks to the local splitter. A block kept in part is
         // cut at its interference; a cut inside an instruction leaves a bridge of one
         // point, in the slot for good.
-        let mut in_reg = Vec::new();
-        let mut in_mem = Vec::new();
-        let mut bridges = Vec::new();
+        let mut in_reg = SegmentList::new();
+        let mut in_mem = SegmentList::new();
+        let mut bridges = SegmentList::new();
         let mut local_pieces = Vec::new();
         let mut at = 0;
         let mut parts = 0;
@@ -845,7 +845,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             },
         ];
         products.extend(local_pieces.into_iter().map(|piece| Product {
-            segments: vec![piece],
+            segments: smallvec::smallvec![piece],
             stage: Stage::New,
             assign: None,
         }));
@@ -890,8 +890,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn split_compact_region(&mut self, id: IntervalId, cost: f32, label: &[bool]) {
         let iv = &self.ctx.intervals[id];
         let n = label.len();
-        let mut compact = Vec::new();
-        let mut rest = Vec::new();
+        let mut compact = SegmentList::new();
+        let mut rest = SegmentList::new();
         for (k, &s) in iv.segments.iter().enumerate() {
             if label[k] {
                 compact.push(s);
@@ -928,8 +928,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// would take it) is one it would carve nothing from.
     fn debug_assert_uncarvable(&self, iv: &LiveInterval, at: usize, s: Segment) {
         debug_assert!(
-            self.carve_uses(Self::uses_from(iv, &mut { at }, &s), s, &mut Vec::new())
-                .is_none()
+            self.carve_uses(
+                Self::uses_from(iv, &mut { at }, &s),
+                s,
+                &mut SegmentList::new()
+            )
+            .is_none()
         );
     }
 
@@ -937,7 +941,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// holds at least two of them (`uses`: the interval's uses that start in `s`); the
     /// rest of `s` goes to `rest`. Boundaries fall on instruction boundaries (or on
     /// `s`'s own ends).
-    fn carve_uses(&self, uses: &[UseSite], s: Segment, rest: &mut Vec<Segment>) -> Option<Segment> {
+    fn carve_uses(&self, uses: &[UseSite], s: Segment, rest: &mut SegmentList) -> Option<Segment> {
         let mut insts = uses
             .iter()
             .filter(|u| self.needs_register(u))
@@ -1066,7 +1070,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut products: Vec<Product> = loop_groups
             .iter()
             .map(|&(h, segments)| Product {
-                segments: Vec::with_capacity(segments as usize),
+                segments: SegmentList::with_capacity(segments as usize),
                 stage: if loops.depth[h.index()] >= 2 {
                     Stage::New
                 } else {
@@ -1076,7 +1080,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             })
             .collect();
         let loop_pieces = products.len();
-        let mut rest = Vec::new();
+        let mut rest = SegmentList::new();
         let mut at = 0;
         for (k, &s) in iv.segments.iter().enumerate() {
             let (h, use_insts) = keyed[k];
@@ -1096,7 +1100,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let uses = Self::uses_from(iv, &mut at, &s);
             match self.carve_uses(uses, s, &mut rest) {
                 Some(piece) => products.push(Product {
-                    segments: vec![piece],
+                    segments: smallvec::smallvec![piece],
                     stage: Stage::New,
                     assign: None,
                 }),
@@ -1512,7 +1516,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let before_uses = insts.iter().filter(|&&i| 2 * i + 1 < w.start).count();
         let after_uses = insts.iter().filter(|&&i| 2 * i >= w.end).count();
         let mut products = vec![Product {
-            segments: vec![w],
+            segments: smallvec::smallvec![w],
             stage: stage_for(insts.len() - before_uses - after_uses),
             // A window that evicts is queued: it takes the register (or another) by
             // eviction when dequeued.
@@ -1520,14 +1524,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }];
         if before.start < before.end {
             products.push(Product {
-                segments: vec![before],
+                segments: smallvec::smallvec![before],
                 stage: stage_for(before_uses),
                 assign: None,
             });
         }
         if after.start < after.end {
             products.push(Product {
-                segments: vec![after],
+                segments: smallvec::smallvec![after],
                 stage: stage_for(after_uses),
                 assign: None,
             });
@@ -1592,7 +1596,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut start = seg.start;
         for &c in cuts.iter().chain(std::iter::once(&seg.end)) {
             products.push(Product {
-                segments: vec![Segment { start, end: c }],
+                segments: smallvec::smallvec![Segment { start, end: c }],
                 stage: Stage::Spill,
                 assign: None,
             });
@@ -1686,8 +1690,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let segments = SegmentList::from_vec(product.segments);
-            let piece = self.push_main_piece(vreg, segments, uses, product.stage, cascade);
+            let piece = self.push_main_piece(vreg, product.segments, uses, product.stage, cascade);
             debug!(
                 "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
                 product.stage, self.ctx.intervals[piece].weight
