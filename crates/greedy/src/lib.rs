@@ -163,10 +163,11 @@ pub struct Options {
     /// removes more loads and stores than it adds moves (`greedy::unspill`), as ion
     /// tries each spill bundle in a register once more before it goes to the stack.
     pub unspilling: bool,
-    /// At a spill, the value keeps a free register from its def up to some of its first
-    /// uses in the def's block (`Allocator::try_head_split`): those uses need no reload,
-    /// and the slot is written at the def anyway. Typically a value spilled across a call
-    /// with a use before it, a fixed argument of that call among them.
+    /// After unspilling, a spilled piece that starts at its value's def keeps a free
+    /// register from the def up to some of its first uses in the def's block
+    /// (`greedy::head`): those uses need no reload, and the slot is written at the def
+    /// anyway. Typically a value spilled across a call with a use before it, a fixed
+    /// argument of that call among them.
     pub head_splits: bool,
     /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
     /// also probes, for each spilled piece with reload pieces, the registers that values
@@ -417,8 +418,10 @@ pub enum Phase {
     InstructionSplit,
     /// Last-chance recoloring.
     Recoloring,
-    /// Moving copy-connected groups to one register after the main loop (and moving
-    /// copy-only values to the stack, `Options::copy_spilling`, just before).
+    /// Moving copy-connected groups to one register after the main loop (and, just
+    /// before, moving copy-only values to the stack, spilled pieces back into registers
+    /// and spilled values' heads into registers: `Options::copy_spilling`, `unspilling`
+    /// and `head_splits`).
     HintRecoloring,
     /// Laying out spill slots, shared among values whose lifetimes do not overlap.
     SlotSharing,

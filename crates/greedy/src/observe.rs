@@ -72,7 +72,8 @@ pub enum SplitKind {
     Block,
     /// Around each use pinned to a fixed register.
     Instruction,
-    /// At a spill: from the def up to some first uses in a register, the rest spilled.
+    /// After the main loop, a spilled piece's head: from the def up to some first uses
+    /// in a register, the rest still spilled (`Options::head_splits`).
     Head,
 }
 
