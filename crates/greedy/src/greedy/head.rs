@@ -181,46 +181,33 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let vreg = self.ctx.intervals[id].vreg;
         let start = self.ctx.intervals[id].segments[0].start;
         // The reload pieces inside the head go: it holds their uses now.
-        let mut k = 0;
-        while k < self.ctx.vreg_pieces[vreg.vreg()].len() {
-            let j = self.ctx.vreg_pieces[vreg.vreg()][k];
-            let r = &self.ctx.intervals[j];
+        let ctx = &mut *self.ctx;
+        ctx.vreg_pieces[vreg.vreg()].retain(|&j| {
+            let r = &mut ctx.intervals[j];
             let inside = matches!(r.kind, IntervalKind::Reload { .. })
                 && r.segments
                     .first()
                     .is_some_and(|s| s.start >= start && s.end <= end);
-            if !inside {
-                k += 1;
-                continue;
+            if inside {
+                if let Some(q) = r.assigned {
+                    ctx.matrix.unassign(q, r);
+                }
+                r.retire();
             }
-            if let Some(q) = r.assigned {
-                self.ctx.matrix.unassign(q, &self.ctx.intervals[j]);
-            }
-            let r = &mut self.ctx.intervals[j];
-            r.assigned = None;
-            r.segments.clear();
-            r.runs.clear();
-            r.uses.clear();
-            self.ctx.vreg_pieces[vreg.vreg()].remove(k);
-        }
+            !inside
+        });
         let iv = &mut self.ctx.intervals[id];
         debug_assert!(end < iv.segments[0].end);
         iv.segments[0].start = end;
         iv.runs = runs_of(&iv.segments);
-        let (head_uses, rest_uses): (Vec<UseSite>, Vec<UseSite>) =
-            iv.uses.iter().partition(|u| u.first < end);
-        iv.uses = UseList::from_vec(rest_uses);
+        let (head_uses, rest_uses): (UseList, UseList) =
+            iv.uses.iter().copied().partition(|u| u.first < end);
+        iv.uses = rest_uses;
         iv.limit = use_limit(&iv.uses);
         iv.fixed_conflicts = self.an.intervals.fixed_index.conflicts(&iv.runs, vreg);
         let cascade = iv.cascade;
         let head = Segment { start, end };
-        let piece = self.push_main_piece(
-            vreg,
-            smallvec![head],
-            UseList::from_vec(head_uses),
-            Stage::Done,
-            cascade,
-        );
+        let piece = self.push_main_piece(vreg, smallvec![head], head_uses, Stage::Done, cascade);
         self.stats.head_splits += 1;
         debug!("{piece} ({vreg}): head [{start}, {end}) of spilled {id} kept in {p}, gain {gain}");
         observe!(self, self.split_event(id, SplitKind::Head));

@@ -90,6 +90,16 @@ impl LiveInterval {
     }
 
     /// A piece of the value's home that lives in its spill slot (not retired).
+    /// Retires a piece that another took over (a reload piece inside a piece that took
+    /// a register): no segments, no operands, no register. The caller takes it out of
+    /// the matrix and its value's piece list.
+    pub fn retire(&mut self) {
+        self.assigned = None;
+        self.segments.clear();
+        self.runs.clear();
+        self.uses.clear();
+    }
+
     pub fn in_slot(&self) -> bool {
         self.kind == IntervalKind::Main && self.spilled && !self.runs.is_empty()
     }

@@ -1704,9 +1704,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.refresh_hint_reg(vreg);
     }
-}
 
-impl<F: Function + ?Sized> Allocator<'_, F> {
     /// A new `Main` interval of `vreg` (a split product, a spilled value's head) over
     /// `segments`, holding `uses`: its runs, fixed conflicts, limit and spill weight
     /// computed, and listed among its value's pieces; neither assigned nor queued.

@@ -219,11 +219,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             match self.unspill_register(id, base, &s.boundaries, fresh) {
                 Some((p, gain)) => {
                     for &(piece, _) in &reloads {
-                        let r = &mut self.ctx.intervals[piece];
-                        r.assigned = None;
-                        r.segments.clear();
-                        r.runs.clear();
-                        r.uses.clear();
+                        self.ctx.intervals[piece].retire();
                         let pieces = &mut self.ctx.vreg_pieces[vreg.vreg()];
                         if let Some(i) = pieces.iter().position(|&x| x == piece) {
                             pieces.remove(i);
