@@ -108,6 +108,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.unspilled,
     },
     Mechanism {
+        name: "region-islands",
+        option: "region_islands",
+        disable: |o| o.region_islands = false,
+        counter: "region_islands",
+        count: |s| s.region_islands,
+    },
+    Mechanism {
         name: "head-splits",
         option: "head_splits",
         disable: |o| o.head_splits = false,

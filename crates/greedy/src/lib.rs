@@ -192,6 +192,12 @@ pub struct Options {
     /// register, the copies into them are one move before the branch
     /// (`hoist_common_moves`), which hints and hint recoloring now aim for.
     pub sibling_reuse_copies: bool,
+    /// A region split whose register keeps some block only in part (up to interference
+    /// after its operands, or from interference before them) makes one register piece
+    /// per island the labelling connects: an island entered from the stack picks its own
+    /// register by its hints (the register a fixed operand in it names saves a move)
+    /// instead of the candidate the split was weighed for.
+    pub region_islands: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -263,6 +269,7 @@ impl Default for Options {
             hoist_common_moves: true,
             sink_common_moves: true,
             sibling_reuse_copies: true,
+            region_islands: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,
@@ -302,6 +309,10 @@ pub struct Stats {
     /// Of `region_splits`: compact regions (the value's own register in its use blocks,
     /// chosen over every candidate register).
     pub compact_region_splits: usize,
+    /// Register islands of region splits queued to choose their own register: a split
+    /// whose register keeps some block in part can leave register pieces that reach
+    /// each other only through the stack (`Options::region_islands`).
+    pub region_islands: usize,
     /// Block splits: a local piece per block with at least two use instructions, the rest
     /// spilled.
     pub block_splits: usize,
@@ -551,6 +562,7 @@ impl std::ops::AddAssign for Stats {
             evicting_local_splits,
             region_splits,
             compact_region_splits,
+            region_islands,
             block_splits,
             loop_split_pieces,
             instruction_splits,
@@ -597,6 +609,7 @@ impl std::ops::AddAssign for Stats {
         self.evicting_local_splits += evicting_local_splits;
         self.region_splits += region_splits;
         self.compact_region_splits += compact_region_splits;
+        self.region_islands += region_islands;
         self.block_splits += block_splits;
         self.loop_split_pieces += loop_split_pieces;
         self.instruction_splits += instruction_splits;

@@ -48,6 +48,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("hoisted_moves", |s| s.hoisted_moves),
     ("sunk_moves", |s| s.sunk_moves),
     ("head_splits", |s| s.head_splits),
+    ("region_islands", |s| s.region_islands),
 ];
 
 type OptionSetter = fn(&mut Options);
@@ -63,6 +64,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
     ("head_splits", |o| o.head_splits = false),
     ("sibling_reuse_copies", |o| o.sibling_reuse_copies = false),
+    ("region_islands", |o| o.region_islands = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

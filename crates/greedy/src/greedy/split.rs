@@ -18,6 +18,7 @@ use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
+use crate::union_find::find;
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg, PRegSet};
 
@@ -826,12 +827,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         } else {
             Stage::Split2
         };
-        let mut products = vec![
-            Product {
+        let mut products = Vec::with_capacity(4);
+        if parts > 0 && self.options.region_islands {
+            self.push_register_islands(
+                label,
+                best_modes,
+                links,
+                in_reg,
+                reg_stage,
+                p,
+                &mut products,
+            );
+        } else {
+            products.push(Product {
                 segments: in_reg,
                 stage: reg_stage,
                 assign: Some(p),
-            },
+            });
+        }
+        products.extend([
             Product {
                 segments: in_mem,
                 stage: Stage::Spill,
@@ -843,7 +857,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 stage: Stage::Done,
                 assign: None,
             },
-        ];
+        ]);
         products.extend(local_pieces.into_iter().map(|piece| Product {
             segments: smallvec::smallvec![piece],
             stage: Stage::New,
@@ -851,6 +865,61 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }));
         self.split_into(id, products);
         true
+    }
+
+    /// The register part of a region split that keeps some segment in part, as one
+    /// product per island: segments joined by links that the labelling keeps in the
+    /// register. An island entered from the stack (after a segment that gives the
+    /// register up past its operands, or into one that takes it only before them) holds
+    /// nothing the others hand it in a register, so it is queued to choose its own
+    /// register by its hints (a fixed use's register saves a move there); the island
+    /// first in program order keeps the candidate, as one piece did before.
+    #[allow(clippy::too_many_arguments)]
+    fn push_register_islands(
+        &mut self,
+        label: &[bool],
+        modes: &[Mode],
+        links: &[(usize, usize, f32)],
+        in_reg: SegmentList,
+        stage: Stage,
+        p: PReg,
+        products: &mut Vec<Product>,
+    ) {
+        let n = label.len();
+        let mut parent: Vec<u32> = (0..n as u32).collect();
+        for &(a, b, _) in links {
+            if label[a]
+                && label[b]
+                && !matches!(modes[a], Mode::Head(_))
+                && !matches!(modes[b], Mode::Tail(_))
+            {
+                let (ra, rb) = (find(&mut parent, a as u32), find(&mut parent, b as u32));
+                parent[ra.max(rb) as usize] = ra.min(rb);
+            }
+        }
+        // `in_reg` holds the labelled segments in order, each cut to its register part.
+        let mut islands: Vec<(u32, SegmentList)> = Vec::new();
+        for (k, s) in (0..n).filter(|&k| label[k]).zip(in_reg) {
+            let root = find(&mut parent, k as u32);
+            match islands.iter_mut().find(|(r, _)| *r == root) {
+                Some((_, segs)) => segs.push(s),
+                None => islands.push((root, smallvec::smallvec![s])),
+            }
+        }
+        self.stats.region_islands += islands.len() - 1;
+        if islands.len() > 1 {
+            debug!(
+                "region split around {p}: {} register islands, all but the first choose their own register",
+                islands.len()
+            );
+        }
+        for (i, (_, segments)) in islands.into_iter().enumerate() {
+            products.push(Product {
+                segments,
+                stage,
+                assign: (i == 0).then_some(p),
+            });
+        }
     }
 
     /// Will the edit builder write `v`'s slot right after its def (`stores_at_def`)? Then
