@@ -351,6 +351,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             modes,
             best_modes,
             partial_adj,
+            island_root,
+            island_of,
         } = scratch;
         let iv = &self.ctx.intervals[id];
         // Debug builds go on to check the shortcut against the exits it stands for.
@@ -829,15 +831,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         };
         let mut products = Vec::with_capacity(4);
         if parts > 0 && self.options.region_islands {
-            self.push_register_islands(
-                label,
-                best_modes,
-                links,
+            let islands = push_register_islands(
+                RegionPlan {
+                    label,
+                    modes: best_modes,
+                    links,
+                },
                 in_reg,
-                reg_stage,
-                p,
+                (reg_stage, p),
+                (island_root, island_of),
                 &mut products,
             );
+            if islands > 1 {
+                debug!(
+                    "{id} ({}): {islands} register islands, all but the first choose their own register",
+                    self.ctx.intervals[id].vreg
+                );
+                self.stats.region_islands += islands - 1;
+            }
         } else {
             products.push(Product {
                 segments: in_reg,
@@ -865,61 +876,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }));
         self.split_into(id, products);
         true
-    }
-
-    /// The register part of a region split that keeps some segment in part, as one
-    /// product per island: segments joined by links that the labelling keeps in the
-    /// register. An island entered from the stack (after a segment that gives the
-    /// register up past its operands, or into one that takes it only before them) holds
-    /// nothing the others hand it in a register, so it is queued to choose its own
-    /// register by its hints (a fixed use's register saves a move there); the island
-    /// first in program order keeps the candidate, as one piece did before.
-    #[allow(clippy::too_many_arguments)]
-    fn push_register_islands(
-        &mut self,
-        label: &[bool],
-        modes: &[Mode],
-        links: &[(usize, usize, f32)],
-        in_reg: SegmentList,
-        stage: Stage,
-        p: PReg,
-        products: &mut Vec<Product>,
-    ) {
-        let n = label.len();
-        let mut parent: Vec<u32> = (0..n as u32).collect();
-        for &(a, b, _) in links {
-            if label[a]
-                && label[b]
-                && !matches!(modes[a], Mode::Head(_))
-                && !matches!(modes[b], Mode::Tail(_))
-            {
-                let (ra, rb) = (find(&mut parent, a as u32), find(&mut parent, b as u32));
-                parent[ra.max(rb) as usize] = ra.min(rb);
-            }
-        }
-        // `in_reg` holds the labelled segments in order, each cut to its register part.
-        let mut islands: Vec<(u32, SegmentList)> = Vec::new();
-        for (k, s) in (0..n).filter(|&k| label[k]).zip(in_reg) {
-            let root = find(&mut parent, k as u32);
-            match islands.iter_mut().find(|(r, _)| *r == root) {
-                Some((_, segs)) => segs.push(s),
-                None => islands.push((root, smallvec::smallvec![s])),
-            }
-        }
-        self.stats.region_islands += islands.len() - 1;
-        if islands.len() > 1 {
-            debug!(
-                "region split around {p}: {} register islands, all but the first choose their own register",
-                islands.len()
-            );
-        }
-        for (i, (_, segments)) in islands.into_iter().enumerate() {
-            products.push(Product {
-                segments,
-                stage,
-                assign: (i == 0).then_some(p),
-            });
-        }
     }
 
     /// Will the edit builder write `v`'s slot right after its def (`stores_at_def`)? Then
@@ -1812,6 +1768,66 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 }
 
+/// A region split's chosen labelling: per segment, register or stack and how the
+/// register keeps it, and the links between segments.
+struct RegionPlan<'a> {
+    label: &'a [bool],
+    modes: &'a [Mode],
+    links: &'a [(usize, usize, f32)],
+}
+
+/// Pushes the register part of a region split that keeps some segment in part as one
+/// product per island (segments joined by links that the labelling keeps in the
+/// register), and returns how many. An island entered from the stack (after a segment
+/// that gives the register up past its operands, or into one that takes it only before
+/// them) holds nothing the others hand it in a register, so it is queued to choose its
+/// own register by its hints (a fixed use's register saves a move there); the island
+/// first in program order keeps the candidate, as one piece did before. `in_reg` holds
+/// the labelled segments in order, each cut to its register part. Linear in the
+/// segments and links: `root` and `island_of` are scratch, per segment.
+fn push_register_islands(
+    plan: RegionPlan<'_>,
+    in_reg: SegmentList,
+    (stage, p): (Stage, PReg),
+    (root, island_of): (&mut Vec<u32>, &mut Vec<u32>),
+    products: &mut Vec<Product>,
+) -> usize {
+    let RegionPlan {
+        label,
+        modes,
+        links,
+    } = plan;
+    let n = label.len();
+    root.clear();
+    root.extend(0..n as u32);
+    for &(a, b, _) in links {
+        if label[a]
+            && label[b]
+            && !matches!(modes[a], Mode::Head(_))
+            && !matches!(modes[b], Mode::Tail(_))
+        {
+            let (ra, rb) = (find(root, a as u32), find(root, b as u32));
+            root[ra.max(rb) as usize] = ra.min(rb);
+        }
+    }
+    island_of.clear();
+    island_of.resize(n, u32::MAX);
+    let first = products.len();
+    for (k, s) in (0..n).filter(|&k| label[k]).zip(in_reg) {
+        let r = find(root, k as u32) as usize;
+        if island_of[r] == u32::MAX {
+            island_of[r] = (products.len() - first) as u32;
+            products.push(Product {
+                segments: SegmentList::new(),
+                stage,
+                assign: (products.len() == first).then_some(p),
+            });
+        }
+        products[first + island_of[r] as usize].segments.push(s);
+    }
+    products.len() - first
+}
+
 /// The first use at or after `lo` whose instruction reaches `start`: `lo` when that one
 /// does, else found by doubling steps and a binary search. Each product restarts its
 /// cursor at the first use, so a linear walk would cost all the value's uses per product:
@@ -2106,6 +2122,10 @@ pub(crate) struct RegionScratch {
     best_modes: Vec<Mode>,
     /// The links and adjacency of a candidate that keeps some segment in part.
     partial_adj: Adjacency,
+    /// Per segment, for `push_register_islands`: its union-find parent, and the island
+    /// of a root.
+    island_root: Vec<u32>,
+    island_of: Vec<u32>,
 }
 
 /// `RegionScratch::spans` of a segment without operands that cost on the stack.
@@ -2354,6 +2374,68 @@ mod tests {
             tight >= 10,
             "the bound met the descent's cost {tight} times in 500"
         );
+    }
+
+    fn islands_of(label: &[bool], modes: &[Mode], links: &[(usize, usize, f32)]) -> Vec<Product> {
+        let seg = |k: u32| Segment {
+            start: 10 * k,
+            end: 10 * k + 5,
+        };
+        let in_reg: SegmentList = (0..label.len() as u32)
+            .filter(|&k| label[k as usize])
+            .map(seg)
+            .collect();
+        let mut products = Vec::new();
+        let count = push_register_islands(
+            RegionPlan {
+                label,
+                modes,
+                links,
+            },
+            in_reg,
+            (Stage::New, PReg::new(3, regalloc2::RegClass::Int)),
+            (&mut Vec::new(), &mut Vec::new()),
+            &mut products,
+        );
+        assert_eq!(count, products.len());
+        products
+    }
+
+    /// Register segments fall into islands where a head gives the register up or a tail
+    /// takes it late; a link into or out of a stack segment joins nothing; only the
+    /// first island keeps the candidate, and every labelled segment lands in one island.
+    #[test]
+    fn register_islands_split_at_heads_and_tails() {
+        use Mode::{Head, Tail, Whole};
+        // 0 (head) -> 1 -> 2, 2 -> 3 (stack) -> 4, 4 -> 5 (tail): islands {0}, {1, 2}, {4}, {5}.
+        let label = [true, true, true, false, true, true];
+        let modes = [Head(3), Whole, Whole, Whole, Whole, Tail(52)];
+        let links = [
+            (0, 1, 2.0),
+            (1, 2, 2.0),
+            (2, 3, 2.0),
+            (3, 4, 2.0),
+            (4, 5, 2.0),
+        ];
+        let products = islands_of(&label, &modes, &links);
+        let starts: Vec<Vec<u32>> = products
+            .iter()
+            .map(|p| p.segments.iter().map(|s| s.start).collect())
+            .collect();
+        assert_eq!(starts, vec![vec![0], vec![10, 20], vec![40], vec![50]]);
+        assert!(products[0].assign.is_some());
+        assert!(products[1..].iter().all(|p| p.assign.is_none()));
+        // A link joins an island wherever it appears: 5 -> 0 back into the head's island.
+        let links = [(0, 1, 2.0), (1, 2, 2.0), (5, 0, 2.0)];
+        let products = islands_of(&label, &modes, &links);
+        let sizes: Vec<usize> = products.iter().map(|p| p.segments.len()).collect();
+        assert_eq!(sizes, vec![2, 2, 1]);
+        // Thousands of heads in a chain: one island each, found in linear time.
+        let n = 20_000;
+        let label = vec![true; n];
+        let modes = vec![Head(1); n];
+        let links: Vec<_> = (1..n).map(|k| (k - 1, k, 1.0)).collect();
+        assert_eq!(islands_of(&label, &modes, &links).len(), n);
     }
 
     /// A copy of an adjacency with some links zeroed descends to the same labelling and
