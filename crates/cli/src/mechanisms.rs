@@ -115,6 +115,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.region_islands,
     },
     Mechanism {
+        name: "queue-region-parts",
+        option: "queue_region_parts",
+        disable: |o| o.queue_region_parts = false,
+        counter: "region_splits",
+        count: |s| s.region_splits,
+    },
+    Mechanism {
         name: "head-splits",
         option: "head_splits",
         disable: |o| o.head_splits = false,

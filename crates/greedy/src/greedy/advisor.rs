@@ -118,6 +118,7 @@ mod tests {
             cascade,
             weight,
             assigned: None,
+            region_hint: None,
             limit: usize::MAX,
             deferred: false,
             spilled: false,

@@ -1,6 +1,7 @@
 //! `try_assign`: the first register with no interference, hints first. Hints are the
 //! registers of copy partners that are already assigned (block-param edges, reuse
-//! pairs) and the registers of the value's own fixed operands, strongest first.
+//! pairs), the registers of the value's own fixed operands and the register a region
+//! split weighed the piece for, strongest first.
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
@@ -51,6 +52,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 });
                 hints.push((p, freq));
             }
+        }
+        // A region split's register part: the candidate its labelling was weighed for,
+        // at the piece's own frequency, as heavy as another piece's register.
+        if let Some(p) = iv.region_hint {
+            let freq = *own.get_or_insert_with(|| {
+                self.an
+                    .freq
+                    .of(cfg.block_of(point_inst(iv.segments[0].start)))
+            });
+            hints.push((p, freq));
         }
         // The strongest partners only: a value passed to hundreds of block params would
         // otherwise make every probe of it scan them all.

@@ -1722,6 +1722,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             );
             observe!(self, self.product_event(piece, id));
             match product.assign {
+                Some(p) if self.options.queue_region_parts => {
+                    debug!("{piece} ({vreg}): queued with the region split's {p} as a hint");
+                    self.ctx.intervals[piece].region_hint = Some(p);
+                    self.enqueue(piece);
+                }
                 Some(p) => self.assign(piece, p),
                 None if product.stage == Stage::Done => self.spill_untried(piece),
                 None => self.enqueue(piece),
@@ -1757,6 +1762,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             cascade,
             weight: 0.0,
             assigned: None,
+            region_hint: None,
             limit,
             deferred: false,
             spilled: false,
