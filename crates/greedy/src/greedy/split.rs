@@ -1788,9 +1788,9 @@ struct RegionPlan<'a> {
 /// that gives the register up past its operands, or into one that takes it only before
 /// them) holds nothing the others hand it in a register, so it is queued to choose its
 /// own register by its hints (a fixed use's register saves a move there); the island
-/// first in program order keeps the candidate (`queue_region_parts`: as its hint). `in_reg` holds
-/// the labelled segments in order, each cut to its register part. Linear in the
-/// segments and links: `root` and `island_of` are scratch, per segment.
+/// first in program order keeps the candidate (as its hint with `queue_region_parts`).
+/// `in_reg` holds the labelled segments in order, each cut to its register part. Linear
+/// in the segments and links: `root` and `island_of` are scratch, per segment.
 fn push_register_islands(
     plan: RegionPlan<'_>,
     in_reg: SegmentList,
