@@ -115,9 +115,9 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.region_islands,
     },
     Mechanism {
-        name: "queue-region-parts",
-        option: "queue_region_parts",
-        disable: |o| o.queue_region_parts = false,
+        name: "queue-split-parts",
+        option: "queue_split_parts",
+        disable: |o| o.queue_split_parts = false,
         counter: "region_splits",
         count: |s| s.region_splits,
     },

@@ -198,11 +198,12 @@ pub struct Options {
     /// register by its hints (the register a fixed operand in it names saves a move)
     /// instead of the candidate the split was weighed for.
     pub region_islands: bool,
-    /// A region split's register part is queued with the candidate register as a hint
-    /// (LLVM's products are queued, tied to the register by the split's copies) instead
-    /// of assigned to it at once: intervals already queued with a higher priority keep
-    /// their turn, and a fixed operand or copy partner of the part can outweigh it.
-    pub queue_region_parts: bool,
+    /// A split product its split found free in a register (a region split's register
+    /// part, a local split's free window) is queued with that register as a hint (LLVM's
+    /// products are queued, tied to the register by the split's copies) instead of
+    /// assigned to it at once: intervals already queued with a higher priority keep their
+    /// turn, and a fixed operand or copy partner of the product can outweigh it.
+    pub queue_split_parts: bool,
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
@@ -275,7 +276,7 @@ impl Default for Options {
             sink_common_moves: true,
             sibling_reuse_copies: true,
             region_islands: true,
-            queue_region_parts: true,
+            queue_split_parts: true,
             outside_hints: true,
             outside_stack_hints: true,
             any_uses_weightless: true,

@@ -65,7 +65,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("head_splits", |o| o.head_splits = false),
     ("sibling_reuse_copies", |o| o.sibling_reuse_copies = false),
     ("region_islands", |o| o.region_islands = false),
-    ("queue_region_parts", |o| o.queue_region_parts = false),
+    ("queue_split_parts", |o| o.queue_split_parts = false),
 ];
 
 /// The default options with the case's `; with:` and `; without:` lines applied.

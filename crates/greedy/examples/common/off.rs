@@ -29,7 +29,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "sink_common_moves" => options.sink_common_moves = false,
             "sibling_reuse_copies" => options.sibling_reuse_copies = false,
             "region_islands" => options.region_islands = false,
-            "queue_region_parts" => options.queue_region_parts = false,
+            "queue_split_parts" => options.queue_split_parts = false,
             "join_stores" => options.join_stores = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,

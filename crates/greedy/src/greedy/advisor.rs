@@ -118,7 +118,7 @@ mod tests {
             cascade,
             weight,
             assigned: None,
-            region_hint: None,
+            split_hint: None,
             limit: usize::MAX,
             deferred: false,
             spilled: false,

@@ -1,7 +1,7 @@
 //! `try_assign`: the first register with no interference, hints first. Hints are the
 //! registers of copy partners that are already assigned (block-param edges, reuse
-//! pairs), the registers of the value's own fixed operands and the register a region
-//! split weighed the piece for, strongest first.
+//! pairs), the registers of the value's own fixed operands and the register the piece's
+//! split found free for it, strongest first.
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
@@ -53,9 +53,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 hints.push((p, freq));
             }
         }
-        // A region split's register part: the candidate its labelling was weighed for,
-        // at the piece's own frequency, as heavy as another piece's register.
-        if let Some(p) = iv.region_hint {
+        // The register its split found free for it (a region split's candidate, a local
+        // split's window register), at the piece's own frequency, as heavy as another
+        // piece's register.
+        if let Some(p) = iv.split_hint {
             let freq = *own.get_or_insert_with(|| {
                 self.an
                     .freq

@@ -76,9 +76,10 @@ pub(crate) struct LiveInterval {
     pub cascade: Cascade,
     pub weight: SpillWeight,
     pub assigned: Option<PReg>,
-    /// The register a region split weighed this piece's labelling for: a hint, as the
-    /// split's copies are in LLVM, not an assignment.
-    pub region_hint: Option<PReg>,
+    /// The register its split found free for this piece (a region split's candidate, a
+    /// local split's window register): a hint, as the split's copies are in LLVM, not an
+    /// assignment.
+    pub split_hint: Option<PReg>,
     /// Only registers with `hw_enc < limit` may hold it (from `Limit` constraints).
     pub limit: usize,
     /// Bound for the spiller once already and requeued (deferred spilling).

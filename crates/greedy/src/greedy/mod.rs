@@ -305,7 +305,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             cascade: 0,
             weight: 0.0,
             assigned: None,
-            region_hint: None,
+            split_hint: None,
             limit,
             deferred: false,
             spilled: false,

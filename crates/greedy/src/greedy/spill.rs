@@ -65,7 +65,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     cascade: 0,
                     weight: f32::INFINITY,
                     assigned: None,
-                    region_hint: None,
+                    split_hint: None,
                     limit,
                     deferred: false,
                     spilled: false,

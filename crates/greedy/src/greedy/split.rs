@@ -182,7 +182,18 @@ impl CrossedSteps {
 struct Product {
     segments: SegmentList,
     stage: Stage,
-    assign: Option<PReg>,
+    place: Placement,
+}
+
+/// What becomes of a split product once made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// Queued (or, in stage `Done`, spilled at once), with no register in mind.
+    Queue,
+    /// Assigned this register at once: the split found it free over the product.
+    Assign(PReg),
+    /// Queued with this register as a hint (`LiveInterval::split_hint`).
+    Hint(PReg),
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
@@ -829,6 +840,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         } else {
             Stage::Split2
         };
+        let region_place = if self.options.queue_split_parts {
+            Placement::Hint(p)
+        } else {
+            Placement::Assign(p)
+        };
         let mut products = Vec::with_capacity(4);
         if parts > 0 && self.options.region_islands {
             let islands = push_register_islands(
@@ -838,7 +854,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     links,
                 },
                 in_reg,
-                (reg_stage, p),
+                (reg_stage, region_place),
                 (island_root, island_of),
                 &mut products,
             );
@@ -853,26 +869,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             products.push(Product {
                 segments: in_reg,
                 stage: reg_stage,
-                assign: Some(p),
+                place: region_place,
             });
         }
         products.extend([
             Product {
                 segments: in_mem,
                 stage: Stage::Spill,
-                assign: None,
+                place: Placement::Queue,
             },
             // Spilled right away (stage `Done`): the piece after an odd cut is the slot.
             Product {
                 segments: bridges,
                 stage: Stage::Done,
-                assign: None,
+                place: Placement::Queue,
             },
         ]);
         products.extend(local_pieces.into_iter().map(|piece| Product {
             segments: smallvec::smallvec![piece],
             stage: Stage::New,
-            assign: None,
+            place: Placement::Queue,
         }));
         self.split_into(id, products);
         true
@@ -938,12 +954,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 Product {
                     segments: compact,
                     stage: Stage::New,
-                    assign: None,
+                    place: Placement::Queue,
                 },
                 Product {
                     segments: rest,
                     stage: Stage::Spill,
-                    assign: None,
+                    place: Placement::Queue,
                 },
             ],
         );
@@ -1101,7 +1117,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 } else {
                     Stage::Split2
                 },
-                assign: None,
+                place: Placement::Queue,
             })
             .collect();
         let loop_pieces = products.len();
@@ -1127,7 +1143,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 Some(piece) => products.push(Product {
                     segments: smallvec::smallvec![piece],
                     stage: Stage::New,
-                    assign: None,
+                    place: Placement::Queue,
                 }),
                 None => rest.push(s),
             }
@@ -1151,7 +1167,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             products.push(Product {
                 segments: rest,
                 stage: Stage::Spill,
-                assign: None,
+                place: Placement::Queue,
             });
         }
         self.stats.block_splits += 1;
@@ -1544,21 +1560,27 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             segments: smallvec::smallvec![w],
             stage: stage_for(insts.len() - before_uses - after_uses),
             // A window that evicts is queued: it takes the register (or another) by
-            // eviction when dequeued.
-            assign: (evicts == 0.0).then_some(p),
+            // eviction when dequeued. A free one keeps the register as a hint.
+            place: if evicts > 0.0 {
+                Placement::Queue
+            } else if self.options.queue_split_parts {
+                Placement::Hint(p)
+            } else {
+                Placement::Assign(p)
+            },
         }];
         if before.start < before.end {
             products.push(Product {
                 segments: smallvec::smallvec![before],
                 stage: stage_for(before_uses),
-                assign: None,
+                place: Placement::Queue,
             });
         }
         if after.start < after.end {
             products.push(Product {
                 segments: smallvec::smallvec![after],
                 stage: stage_for(after_uses),
-                assign: None,
+                place: Placement::Queue,
             });
         }
         if products.len() == 1 {
@@ -1623,7 +1645,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             products.push(Product {
                 segments: smallvec::smallvec![Segment { start, end: c }],
                 stage: Stage::Spill,
-                assign: None,
+                place: Placement::Queue,
             });
             start = c;
         }
@@ -1721,15 +1743,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 product.stage, self.ctx.intervals[piece].weight
             );
             observe!(self, self.product_event(piece, id));
-            match product.assign {
-                Some(p) if self.options.queue_region_parts => {
-                    debug!("{piece} ({vreg}): queued with the region split's {p} as a hint");
-                    self.ctx.intervals[piece].region_hint = Some(p);
+            match product.place {
+                Placement::Hint(p) => {
+                    debug!("{piece} ({vreg}): queued with the split's {p} as a hint");
+                    self.ctx.intervals[piece].split_hint = Some(p);
                     self.enqueue(piece);
                 }
-                Some(p) => self.assign(piece, p),
-                None if product.stage == Stage::Done => self.spill_untried(piece),
-                None => self.enqueue(piece),
+                Placement::Assign(p) => self.assign(piece, p),
+                Placement::Queue if product.stage == Stage::Done => self.spill_untried(piece),
+                Placement::Queue => self.enqueue(piece),
             }
         }
         self.refresh_hint_reg(vreg);
@@ -1762,7 +1784,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             cascade,
             weight: 0.0,
             assigned: None,
-            region_hint: None,
+            split_hint: None,
             limit,
             deferred: false,
             spilled: false,
@@ -1788,13 +1810,13 @@ struct RegionPlan<'a> {
 /// that gives the register up past its operands, or into one that takes it only before
 /// them) holds nothing the others hand it in a register, so it is queued to choose its
 /// own register by its hints (a fixed use's register saves a move there); the island
-/// first in program order keeps the candidate (as its hint with `queue_region_parts`).
+/// first in program order keeps the candidate (as its hint with `queue_split_parts`).
 /// `in_reg` holds the labelled segments in order, each cut to its register part. Linear
 /// in the segments and links: `root` and `island_of` are scratch, per segment.
 fn push_register_islands(
     plan: RegionPlan<'_>,
     in_reg: SegmentList,
-    (stage, p): (Stage, PReg),
+    (stage, place): (Stage, Placement),
     (root, island_of): (&mut Vec<u32>, &mut Vec<u32>),
     products: &mut Vec<Product>,
 ) -> usize {
@@ -1826,7 +1848,11 @@ fn push_register_islands(
             products.push(Product {
                 segments: SegmentList::new(),
                 stage,
-                assign: (products.len() == first).then_some(p),
+                place: if products.len() == first {
+                    place
+                } else {
+                    Placement::Queue
+                },
             });
         }
         products[first + island_of[r] as usize].segments.push(s);
@@ -2399,7 +2425,10 @@ mod tests {
                 links,
             },
             in_reg,
-            (Stage::New, PReg::new(3, regalloc2::RegClass::Int)),
+            (
+                Stage::New,
+                Placement::Hint(PReg::new(3, regalloc2::RegClass::Int)),
+            ),
             (&mut Vec::new(), &mut Vec::new()),
             &mut products,
         );
@@ -2429,8 +2458,8 @@ mod tests {
             .map(|p| p.segments.iter().map(|s| s.start).collect())
             .collect();
         assert_eq!(starts, vec![vec![0], vec![10, 20], vec![40], vec![50]]);
-        assert!(products[0].assign.is_some());
-        assert!(products[1..].iter().all(|p| p.assign.is_none()));
+        assert!(matches!(products[0].place, Placement::Hint(_)));
+        assert!(products[1..].iter().all(|p| p.place == Placement::Queue));
         // A link joins an island wherever it appears: 5 -> 0 back into the head's island.
         let links = [(0, 1, 2.0), (1, 2, 2.0), (5, 0, 2.0)];
         let products = islands_of(&label, &modes, &links);
