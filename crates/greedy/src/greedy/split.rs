@@ -1561,7 +1561,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             stage: stage_for(insts.len() - before_uses - after_uses),
             // A window that evicts is queued: it takes the register (or another) by
             // eviction when dequeued. A free one keeps the register as a hint.
-            place: if evicts > 0.0 {
+            place: if evicts != 0.0 {
                 Placement::Queue
             } else if self.options.queue_split_parts {
                 Placement::Hint(p)
