@@ -390,6 +390,7 @@ fn wasm_section(
     let options = ragreedy_wasm::bench::BenchOptions {
         allocators: allocators.to_vec(),
         iterations: args.wasm_iterations,
+        layout_shifts: false,
     };
     let benches = ragreedy_wasm::bench::bench_modules(&modules, &options, |_| {})?;
     eprintln!(

@@ -62,6 +62,11 @@ pub struct BenchArgs {
     /// Compile+run iterations per module and allocator (medians taken).
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
+    /// Shift every function's code by 0-63 bytes, the same for every allocator of an
+    /// iteration and different between iterations, so that the medians are over code
+    /// placements (x86-64 hosts; see `docs/wasm.md`).
+    #[arg(long)]
+    pub layout_shifts: bool,
     /// Print JSON on stdout instead of Markdown (summary lines then go to stderr).
     #[arg(long)]
     pub json: bool,
@@ -135,6 +140,7 @@ fn bench_main(args: BenchArgs) -> i32 {
     let options = BenchOptions {
         allocators: allocators.clone(),
         iterations: args.iterations,
+        layout_shifts: args.layout_shifts,
     };
     let pb = progress_bar(modules.len() as u64);
     let mut first = true;
@@ -164,9 +170,14 @@ fn bench_main(args: BenchArgs) -> i32 {
         lines.iter().for_each(|l| eprintln!("{l}"));
     } else {
         println!(
-            "## Wasm benchmarks ({} modules, {} iterations)\n",
+            "## Wasm benchmarks ({} modules, {} iterations{})\n",
             results.len(),
-            args.iterations
+            args.iterations,
+            if args.layout_shifts {
+                ", code shifted 0-63 bytes per iteration"
+            } else {
+                ""
+            }
         );
         println!("{}", bench_table(&results, &allocators));
         if !errors.is_empty() {

@@ -13,6 +13,11 @@
 //! It also offers a per-thread capture callback ([`with_thread_capture`]) that sees every
 //! function and machine environment before allocation, and call counters that prove the patch
 //! is in effect (if Cargo ever resolved Cranelift to the registry crate, they would stay at 0).
+//!
+//! For benchmarking only, [`set_entry_padding`] makes every allocation, whichever allocator
+//! made it, start its entry block with register self-moves: the code after them shifts by
+//! their encoded size, so a harness can measure how much of a run-time difference is where
+//! the code happens to land rather than what the allocator did.
 
 pub use upstream::*;
 
@@ -76,6 +81,7 @@ static REGISTRY: RwLock<Vec<(&'static str, AllocFn)>> = RwLock::new(Vec::new());
 /// `None` until [`set_allocator`] is called; then the environment is no longer consulted.
 static GLOBAL: RwLock<Option<Selection>> = RwLock::new(None);
 static ENV_CHOICE: OnceLock<Option<String>> = OnceLock::new();
+static ENTRY_PADDING: RwLock<Vec<PReg>> = RwLock::new(Vec::new());
 static CALLS: AtomicUsize = AtomicUsize::new(0);
 static OUTSIDE_CALLS: AtomicUsize = AtomicUsize::new(0);
 
@@ -160,6 +166,34 @@ pub fn thread_last_allocator() -> Option<&'static str> {
     THREAD_LAST.with(Cell::get)
 }
 
+/// Every allocation from now on, by any allocator and on any thread, starts its entry block
+/// with one self-move (`r <- r`) per register of `moves`, in order; an empty list (the
+/// default) turns this off. A self-move changes no value, so the allocation stays correct;
+/// what it changes is the code's size before everything that follows in the function. The
+/// registers should be ones no calling convention saves (a move into a callee-saved register
+/// makes the prologue save it) and the caller picks them for their encoded size.
+pub fn set_entry_padding(moves: &[PReg]) {
+    let mut pad = ENTRY_PADDING.write().unwrap_or_else(|e| e.into_inner());
+    pad.clear();
+    pad.extend_from_slice(moves);
+}
+
+/// Insert the entry padding into `out`, before every other edit at the entry block's first
+/// instruction (edits stay sorted by program point).
+fn pad_entry<F: Function>(func: &F, out: &mut Output) {
+    let pad = ENTRY_PADDING.read().unwrap_or_else(|e| e.into_inner());
+    if pad.is_empty() {
+        return;
+    }
+    let at = ProgPoint::before(func.block_insns(func.entry_block()).first());
+    let k = out.edits.partition_point(|&(p, _)| p < at);
+    let moves = pad.iter().map(|&r| {
+        let a = Allocation::reg(r);
+        (at, Edit::Move { from: a, to: a })
+    });
+    out.edits.splice(k..k, moves);
+}
+
 /// The selection in force on this thread right now, as described in the crate docs.
 pub fn current_selection() -> Result<Selection, String> {
     if let Some(sel) = THREAD_SELECTION.with(Cell::get) {
@@ -233,12 +267,15 @@ pub fn run_with_ctx<'a, F: Function>(
                 algorithm,
                 ..*options
             };
-            upstream::run_with_ctx(func, env, &options, ctx)
+            upstream::run_with_ctx(func, env, &options, ctx)?;
+            pad_entry(func, &mut ctx.output);
+            Ok(&ctx.output)
         }
         Route::Outside(name, f) => {
             THREAD_LAST.with(|l| l.set(Some(name)));
             OUTSIDE_CALLS.fetch_add(1, Ordering::Relaxed);
             f(func, env, options, &mut ctx.output)?;
+            pad_entry(func, &mut ctx.output);
             Ok(&ctx.output)
         }
     }

@@ -140,6 +140,7 @@ fn bench_follows_the_sightglass_protocol() {
     let options = BenchOptions {
         allocators: vec![Allocator::Greedy, Allocator::Ion],
         iterations: 3,
+        layout_shifts: false,
     };
     let before = regalloc2::outside_calls();
     let results = bench::bench_modules(&modules, &options, |_| {}).unwrap();
@@ -175,6 +176,7 @@ fn bench_reports_a_mismatch_and_a_missing_bench_end() {
     let options = BenchOptions {
         allocators: vec![Allocator::Greedy, Allocator::Ion],
         iterations: 1,
+        layout_shifts: false,
     };
     let modules = discover::modules(&[wrong.clone(), no_end.clone()]).unwrap();
     let results = bench::bench_modules(&modules, &options, |_| {}).unwrap();
@@ -245,4 +247,59 @@ fn bad_modules_are_one_line_errors_naming_the_file() {
     let empty = scratch("no-modules");
     let e = discover::modules(&[empty]).unwrap_err();
     assert!(e.cause.contains("no .wasm file"), "{e}");
+}
+
+#[test]
+fn layout_shifts_cover_every_placement_with_few_moves() {
+    for b in 0..64 {
+        let pad = bench::entry_padding(b);
+        let size: u32 = pad
+            .iter()
+            .map(|r| match r.class() {
+                regalloc2::RegClass::Int => 3,
+                _ => 4,
+            })
+            .sum();
+        let want = if matches!(b, 1 | 2 | 5) { b + 64 } else { b };
+        assert_eq!(size, want, "padding for a {b}-byte shift");
+        assert!(pad.len() <= 18, "{} moves for {b} bytes", pad.len());
+    }
+    let shifts: std::collections::BTreeSet<u32> = (0..64).map(bench::layout_shift).collect();
+    assert_eq!(shifts.len(), 64);
+    assert!((0..64).all(|s| shifts.contains(&s)));
+}
+
+#[test]
+fn entry_padding_shifts_every_function_and_keeps_its_result() {
+    let _one = PROCESS_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = scratch("padded");
+    let wat = live_values_module(8, 100, false);
+    let engine = engine::engine(Compilation::OneThread).unwrap();
+    let compile = |a: Allocator| {
+        a.with(|| engine::compile(&engine, Path::new("padded.wat"), wat.as_bytes()))
+            .expect("compiles")
+            .0
+    };
+    // Eight `movdqa %xmm0,%xmm0` in a row: 32 bytes no allocation of these functions makes.
+    let run_of_pads: Vec<u8> = [0x66, 0x0f, 0x6f, 0xc0].repeat(8);
+    let count = |text: &[u8]| {
+        text.windows(run_of_pads.len())
+            .filter(|w| *w == &run_of_pads[..])
+            .count()
+    };
+    for a in [Allocator::Ion, Allocator::Greedy] {
+        let plain = compile(a);
+        regalloc2::set_entry_padding(&bench::entry_padding(32));
+        let padded = compile(a);
+        regalloc2::set_entry_padding(&[]);
+        assert_eq!(count(plain.text()), 0, "{a}");
+        // $mix, $print, $compute and _start at least, each padded once.
+        assert!(count(padded.text()) >= 4, "{a}: {}", count(padded.text()));
+        let r = captured_run(&engine, &padded, &dir);
+        assert_eq!(r.exit_code, 0);
+        assert_eq!(
+            String::from_utf8_lossy(&r.stdout),
+            live_values_expected(8, 100)
+        );
+    }
 }
