@@ -493,3 +493,35 @@ fn region_split_register_product_that_shrank_starts_over() {
     };
     assert_eq!(*stage, "new", "{events:#?}");
 }
+
+/// `v` lives through a chain of `blocks` blocks, used in each, while every other block
+/// holds two short values that fill both registers: too long for a region split to weigh
+/// every candidate (`REGION_PROBE_BUDGET`), it still keeps a register in the quiet blocks.
+#[test]
+fn a_value_through_hundreds_of_blocks_is_still_region_split() {
+    let blocks = 200;
+    let mut b = FuncBuilder::new();
+    let bs: Vec<_> = (0..blocks).map(|_| b.block()).collect();
+    let v = b.vreg(RegClass::Int);
+    b.inst(bs[0], &[Operand::reg_def(v)]);
+    for (k, &blk) in bs.iter().enumerate() {
+        if k % 2 == 1 {
+            let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+            b.inst(blk, &[Operand::reg_def(x)]);
+            b.inst(blk, &[Operand::reg_def(y)]);
+            b.inst(blk, &[Operand::reg_use(x), Operand::reg_use(y)]);
+        } else {
+            b.inst(blk, &[Operand::reg_use(v)]);
+            b.inst(blk, &[Operand::reg_use(v)]);
+        }
+        match bs.get(k + 1) {
+            Some(&next) => b.jump(blk, next, &[]),
+            None => b.ret(blk, &[]),
+        };
+    }
+    let f = b.build().func;
+    let (_, stats) = alloc_split(&f, &env(2, 0));
+    assert!(stats.region_splits >= 1, "{stats:?}");
+    // A reload per busy block at most, not one per use.
+    assert!(stats.reloads <= blocks / 2 + 1, "{stats:?}");
+}
