@@ -7,11 +7,16 @@
 //! `Stats` (the bookkeeping is not free: leave it out when counting instructions).
 //! `ALLOC=ion` allocates with regalloc2's ion instead (one reused `Ctx`, Cranelift's options),
 //! counted with `--toggle-collect='*run_with_ctx*'`, for the ratio on the same functions.
+//! Functions are read from testkit's `TestFunc` (a `Vec` per list; the counts in
+//! docs/design.md are on it); `FLAT=1` reads them from `FlatFunc` (flat arrays, as
+//! Cranelift's `VCode` and `ragreedy compare` do) instead.
 #[path = "common/off.rs"]
 mod off;
 
 use ragreedy_testkit::builder::TestFunc;
 use ragreedy_testkit::corpus;
+use ragreedy_testkit::flat::FlatFunc;
+use regalloc2::{Function, MachineEnv};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -42,12 +47,24 @@ fn main() {
             cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
         }
     }
+    if std::env::var_os("FLAT").is_some() {
+        let flat: Vec<_> = cases
+            .iter()
+            .map(|(f, env)| (FlatFunc::from(f), env.clone()))
+            .collect();
+        allocate(&flat, reps);
+    } else {
+        allocate(&cases, reps);
+    }
+}
+
+fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     if std::env::var("ALLOC").is_ok_and(|a| a == "ion") {
         let options = regalloc2::RegallocOptions::default();
         let mut ctx = regalloc2::Ctx::default();
         let t = std::time::Instant::now();
         for _ in 0..reps {
-            for (f, env) in &cases {
+            for (f, env) in cases {
                 if let Err(e) = regalloc2::run_with_ctx(f, env, &options, &mut ctx) {
                     eprintln!("ion failed: {e:?}");
                     std::process::exit(1);
@@ -67,7 +84,7 @@ fn main() {
     let mut stats = regalloc_greedy::Stats::default();
     let t = std::time::Instant::now();
     for _ in 0..reps {
-        for (f, env) in &cases {
+        for (f, env) in cases {
             if let Err(e) =
                 regalloc_greedy::run_with_context_into(f, env, &options, &mut ctx, &mut out)
             {

@@ -21,6 +21,7 @@ pub mod check;
 pub mod corpus;
 pub mod cost;
 pub mod cranelift_like;
+pub mod flat;
 pub mod fuzzgen;
 pub mod scale;
 pub mod shrink;

@@ -4,6 +4,10 @@
 //! A B C A B C … for `reps` rounds (the starting allocator rotates per round, so no allocator
 //! always runs right after another one's cache damage), median taken.
 //!
+//! Allocators read the function as testkit's `FlatFunc`, in flat arrays as Cranelift's
+//! `VCode` keeps it (a `TestFunc` would add a pointer chase to every list read); the check
+//! reads the `TestFunc` it was copied from, which answers alike.
+//!
 //! Each allocator runs the way its client runs it: ion and fastalloc through
 //! `regalloc2::run_with_ctx` with one `Ctx` reused across every function (as Cranelift keeps
 //! one per compiling thread), greedy through `run_with_context` with one reused `Context`.
@@ -13,8 +17,9 @@
 
 use ragreedy_jit::{Allocator, panic_message};
 use ragreedy_testkit::builder::TestFunc;
+use ragreedy_testkit::flat::FlatFunc;
 use ragreedy_testkit::{check, cost};
-use regalloc2::{Algorithm, MachineEnv, Output, RegallocOptions};
+use regalloc2::{Algorithm, Function, MachineEnv, Output, RegallocOptions};
 use serde::Serialize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -137,10 +142,10 @@ impl Runner {
     }
 
     /// One allocation; `Ok(None)` keeps the output out of the timed path (no clone).
-    fn run(
+    fn run<F: Function>(
         &mut self,
         a: Allocator,
-        f: &TestFunc,
+        f: &F,
         env: &MachineEnv,
         keep: bool,
     ) -> Result<Option<Output>, regalloc2::RegAllocError> {
@@ -183,7 +188,7 @@ impl Runner {
     }
 
     /// Timed run of an allocator already known to succeed on `f`.
-    fn time(&mut self, a: Allocator, f: &TestFunc, env: &MachineEnv) -> Duration {
+    fn time<F: Function>(&mut self, a: Allocator, f: &F, env: &MachineEnv) -> Duration {
         let t = Instant::now();
         let r = self.run(a, f, env, false);
         let d = t.elapsed();
@@ -210,8 +215,8 @@ impl Runner {
         check_limit: usize,
         skip: &mut Vec<Allocator>,
     ) -> FuncResult {
-        use regalloc2::Function;
         let f = &case.func;
+        let flat = FlatFunc::from(f);
         let mut results: Vec<AllocResult> = Vec::new();
         for &a in allocators {
             if skip.contains(&a) {
@@ -225,7 +230,7 @@ impl Runner {
                 continue;
             }
             let t = Instant::now();
-            let r = catch_unwind(AssertUnwindSafe(|| self.run(a, f, &case.env, true)));
+            let r = catch_unwind(AssertUnwindSafe(|| self.run(a, &flat, &case.env, true)));
             if t.elapsed() > budget {
                 skip.push(a);
             }
@@ -280,7 +285,7 @@ impl Runner {
         for round in 0..reps {
             for k in 0..timed.len() {
                 let i = timed[(k + round) % timed.len()];
-                samples[i].push(self.time(allocators[i], f, &case.env));
+                samples[i].push(self.time(allocators[i], &flat, &case.env));
             }
         }
         for &i in &timed {
