@@ -44,6 +44,10 @@ pub struct ReportArgs {
     /// Iterations per module and allocator for the Wasm benchmarks.
     #[arg(long, default_value_t = 5)]
     pub wasm_iterations: usize,
+    /// Shift each Wasm benchmark iteration's code by 0-63 bytes, alike for every allocator
+    /// (`wasm bench --layout-shifts`), so run times are medians over code placements.
+    #[arg(long)]
+    pub wasm_layout_shifts: bool,
     /// Fuzz functions per register count in the ablation section.
     #[arg(long, default_value_t = 1000)]
     pub ablate_count: usize,
@@ -390,7 +394,7 @@ fn wasm_section(
     let options = ragreedy_wasm::bench::BenchOptions {
         allocators: allocators.to_vec(),
         iterations: args.wasm_iterations,
-        layout_shifts: false,
+        layout_shifts: args.wasm_layout_shifts,
     };
     let benches = ragreedy_wasm::bench::bench_modules(&modules, &options, |_| {})?;
     eprintln!(
@@ -459,9 +463,17 @@ fn wasm_section(
          embedders run it; each pool thread reuses its allocator context). Run: a fresh \
          instance per iteration, the `bench.start`..`bench.end` window, median (min..max). \
          Output compared byte for byte with the module's `*.stdout.expected` / \
-         `*.stderr.expected`. Why a lower weighted cost has not meant a matching drop in \
+         `*.stderr.expected`.{} Why a lower weighted cost has not meant a matching drop in \
          run time: [docs/wasm.md](wasm.md#weighted-cost-and-run-time).\n",
-        args.wasm_iterations
+        args.wasm_iterations,
+        if args.wasm_layout_shifts {
+            " Iteration `i` shifts every allocator's code by the same 0-63 bytes \
+             (`--layout-shifts`: self-moves at each function's entry), so each median is \
+             over placements and the min..max ranges include the placement noise \
+             ([docs/wasm.md](wasm.md#code-placement))."
+        } else {
+            ""
+        }
     );
     if plotted {
         let _ = writeln!(w, "![Wasm run time vs ion](img/wasm-run.svg)\n");
