@@ -45,8 +45,9 @@ pub fn layout_shift(iteration: usize) -> u32 {
 /// Self-moves whose x86-64 encodings add up to `bytes`, or to `bytes + 64` where `bytes` is
 /// 1, 2 or 5 (the shifts no sum of 3s and 4s makes; a cache line more is the same placement):
 /// `mov %rax,%rax` (`48 89 c0`, 3 bytes) and `movdqa %xmm0,%xmm0` (`66 0f 6f c0`, 4 bytes;
-/// Cranelift moves a float register as a whole vector), as few as possible. Neither register is callee-saved in any x86-64 convention Cranelift
-/// uses for Wasm (System V, Wasmtime's tail calls), so no save is added to the prologue.
+/// Cranelift moves a float register as a whole vector), as few as possible. Neither register
+/// is callee-saved in any x86-64 convention Cranelift uses for Wasm (System V, Wasmtime's
+/// tail calls), so no save is added to the prologue.
 pub fn entry_padding(bytes: u32) -> Vec<regalloc2::PReg> {
     use regalloc2::{PReg, RegClass};
     let bytes = if matches!(bytes, 1 | 2 | 5) {

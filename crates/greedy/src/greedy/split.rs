@@ -28,13 +28,16 @@ use regalloc2::{Block, Function, OperandConstraint, PReg, PRegSet};
 /// cost (geomean; summed cost fell), 4 cut 10% for +0.37%.
 const MAX_CANDIDATES: usize = 6;
 /// Block segments a region split may probe over all its register candidates: a value
-/// through more than `REGION_PROBE_BUDGET / MAX_CANDIDATES` segments tries fewer of the
-/// first registers of its order, down to `MIN_REGION_CANDIDATES`, so an attempt's probes
-/// and descents grow with its segments only. On the Wasm corpus: 1.4% fewer allocation
-/// instructions, 7% fewer on the `printf`-shaped function (951 blocks, whose long values
-/// with a use in a nested loop took most of its region splitting), cost geomean the same
-/// (19 functions cheaper, 7 dearer, at most +0.16%; summed -0.18%). A budget of 384 with
-/// at least 3 candidates cut 0.8% for the same cost.
+/// through more than `REGION_PROBE_BUDGET / MAX_CANDIDATES` segments weighs fewer of them,
+/// down to `MIN_REGION_CANDIDATES`: those whose interference in its use blocks forces the
+/// least stack cost. So an attempt's probes and descents grow with its segments only. On
+/// the Wasm corpus: 0.7% fewer allocation instructions, 6.5% fewer on the `printf`-shaped
+/// function (951 blocks, whose long values with a use in a nested loop took most of its
+/// region splitting), cost geomean 0.7793 -> 0.7789 (19 functions cheaper, 5 dearer, at
+/// most +0.24%; summed -0.21%). Keeping the first candidates of the allocation order
+/// instead cut 1.7% of the instructions for the same Wasm cost, but a generated dispatch
+/// loop (`scale`'s dispatch-1000, whose values are free only in late registers) cost 46%
+/// more.
 const REGION_PROBE_BUDGET: usize = 256;
 const MIN_REGION_CANDIDATES: usize = 2;
 
@@ -572,10 +575,34 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         candidates.clear();
-        candidates.extend(
-            self.split_candidates(iv, avoid_csr)
-                .take(region_candidate_limit(n)),
-        );
+        candidates.extend(self.split_candidates(iv, avoid_csr));
+        let limit = region_candidate_limit(n);
+        if candidates.len() > limit {
+            // Past the budget, the candidates kept are those whose interference in the
+            // value's use blocks forces the least stack cost (ties in allocation order):
+            // a probe per use segment each, where weighing one probes every segment.
+            let mut ranked = [(0.0f32, PReg::invalid()); MAX_CANDIDATES];
+            for (slot, &p) in ranked.iter_mut().zip(candidates.iter()) {
+                let fixed = iv.fixed_conflicts.contains(p);
+                let reservations = &self.an.intervals.fixed[p.index()];
+                let forced: f32 = iv
+                    .segments
+                    .iter()
+                    .zip(stack_cost.iter())
+                    .filter(|&(&s, &cost)| {
+                        cost > 0.0
+                            && (!self.ctx.matrix.is_free(p, &[s])
+                                || (fixed && fixed_conflict_from(reservations, &mut 0, s, iv.vreg)))
+                    })
+                    .map(|(_, &cost)| cost)
+                    .sum();
+                *slot = (forced, p);
+            }
+            let ranked = &mut ranked[..candidates.len()];
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+            candidates.clear();
+            candidates.extend(ranked[..limit].iter().map(|&(_, p)| p));
+        }
         // The registers the value's fixed defs name are candidates too: there the def
         // needs no move (an argument or a call's result, often free up to the next call).
         for &(_, q, _) in fixed_ops.iter() {

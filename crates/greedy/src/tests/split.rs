@@ -494,9 +494,10 @@ fn region_split_register_product_that_shrank_starts_over() {
     assert_eq!(*stage, "new", "{events:#?}");
 }
 
-/// `v` lives through a chain of `blocks` blocks, used in each, while every other block
-/// holds two short values that fill both registers: too long for a region split to weigh
-/// every candidate (`REGION_PROBE_BUDGET`), it still keeps a register in the quiet blocks.
+/// `v` lives through a chain of `blocks` blocks, used in every other one, while the others
+/// each hold two short values that fill both registers: a value this long, past the length
+/// at which the region split's probe budget cuts its candidates, still keeps a register in
+/// the quiet blocks.
 #[test]
 fn a_value_through_hundreds_of_blocks_is_still_region_split() {
     let blocks = 200;
@@ -524,4 +525,58 @@ fn a_value_through_hundreds_of_blocks_is_still_region_split() {
     assert!(stats.region_splits >= 1, "{stats:?}");
     // A reload per busy block at most, not one per use.
     assert!(stats.reloads <= blocks / 2 + 1, "{stats:?}");
+}
+
+/// `v` lives through 200 blocks. Where it is used, registers 0-3 hold values fixed to them
+/// across the use; in the blocks between, registers 4 and 5 do. No register is free all
+/// along, and the region split of a value this long weighs only two of its six candidates:
+/// those whose interference in the use blocks forces the least, 4 and 5, not the first two
+/// of the allocation order (which would force every use onto the stack). So `v` is region
+/// split and read in register 4 or 5 at every use.
+#[test]
+fn a_long_value_weighs_the_candidates_free_in_its_use_blocks() {
+    let blocks = 200;
+    let regs: Vec<PReg> = (0..6).map(|i| PReg::new(i, RegClass::Int)).collect();
+    let mut b = FuncBuilder::new();
+    let bs: Vec<_> = (0..blocks).map(|_| b.block()).collect();
+    let v = b.vreg(RegClass::Int);
+    b.inst(bs[0], &[Operand::reg_def(v)]);
+    for (k, &blk) in bs.iter().enumerate() {
+        let held = if k % 2 == 0 { &regs[..4] } else { &regs[4..] };
+        let xs: Vec<_> = held.iter().map(|_| b.vreg(RegClass::Int)).collect();
+        let defs: Vec<_> = xs
+            .iter()
+            .zip(held)
+            .map(|(&x, &p)| Operand::reg_fixed_def(x, p))
+            .collect();
+        b.inst(blk, &defs);
+        if k % 2 == 0 {
+            b.inst(blk, &[Operand::reg_use(v)]);
+            b.inst(blk, &[Operand::reg_use(v)]);
+        }
+        let uses: Vec<_> = xs
+            .iter()
+            .zip(held)
+            .map(|(&x, &p)| Operand::reg_fixed_use(x, p))
+            .collect();
+        b.inst(blk, &uses);
+        match bs.get(k + 1) {
+            Some(&next) => b.jump(blk, next, &[]),
+            None => b.ret(blk, &[]),
+        };
+    }
+    let f = b.build().func;
+    let (out, stats) = alloc_split(&f, &env(6, 0));
+    assert!(stats.region_splits >= 1, "{stats:?}");
+    for i in 0..f.num_insts() {
+        let inst = regalloc2::Inst::new(i);
+        for (op, alloc) in f.inst_operands(inst).iter().zip(out.inst_allocs(inst)) {
+            if op.vreg() == v && op.kind() == regalloc2::OperandKind::Use {
+                assert!(
+                    alloc.as_reg().is_some_and(|p| p.hw_enc() >= 4),
+                    "use of v at {inst:?} in {alloc}"
+                );
+            }
+        }
+    }
 }
