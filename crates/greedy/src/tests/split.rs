@@ -494,6 +494,14 @@ fn region_split_register_product_that_shrank_starts_over() {
     assert_eq!(*stage, "new", "{events:#?}");
 }
 
+/// Ends block `k` of the chain `bs`: a jump to the next, a return from the last.
+fn end_chain_block(b: &mut FuncBuilder, bs: &[regalloc2::Block], k: usize) {
+    match bs.get(k + 1) {
+        Some(&next) => b.jump(bs[k], next, &[]),
+        None => b.ret(bs[k], &[]),
+    };
+}
+
 /// `v` lives through a chain of `blocks` blocks, used in every other one, while the others
 /// each hold two short values that fill both registers: a value this long, past the length
 /// at which the region split's probe budget cuts its candidates, still keeps a register in
@@ -515,10 +523,7 @@ fn a_value_through_hundreds_of_blocks_is_still_region_split() {
             b.inst(blk, &[Operand::reg_use(v)]);
             b.inst(blk, &[Operand::reg_use(v)]);
         }
-        match bs.get(k + 1) {
-            Some(&next) => b.jump(blk, next, &[]),
-            None => b.ret(blk, &[]),
-        };
+        end_chain_block(&mut b, &bs, k);
     }
     let f = b.build().func;
     let (_, stats) = alloc_split(&f, &env(2, 0));
@@ -560,10 +565,7 @@ fn a_long_value_weighs_the_candidates_free_in_its_use_blocks() {
             .map(|(&x, &p)| Operand::reg_fixed_use(x, p))
             .collect();
         b.inst(blk, &uses);
-        match bs.get(k + 1) {
-            Some(&next) => b.jump(blk, next, &[]),
-            None => b.ret(blk, &[]),
-        };
+        end_chain_block(&mut b, &bs, k);
     }
     let f = b.build().func;
     let (out, stats) = alloc_split(&f, &env(6, 0));
