@@ -303,3 +303,42 @@ fn entry_padding_shifts_every_function_and_keeps_its_result() {
         );
     }
 }
+
+/// A padded allocation, ion's or greedy's, is still one regalloc2's checker accepts: the
+/// self-moves come first at the entry, the edits stay sorted, and no value changes.
+#[test]
+fn padded_allocations_pass_the_checker() {
+    use ragreedy_testkit::{check, fuzzgen};
+    let _one = PROCESS_WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let env = fuzzgen::machine_env();
+    let mut checked = 0;
+    for seed in 0..40u64 {
+        let Some(f) = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(8)) else {
+            continue;
+        };
+        for a in [Allocator::Ion, Allocator::Greedy] {
+            let plain = a.with(|| regalloc2::run(&f, &env, &Default::default()));
+            regalloc2::set_entry_padding(&bench::entry_padding(41));
+            let padded = a.with(|| regalloc2::run(&f, &env, &Default::default()));
+            regalloc2::set_entry_padding(&[]);
+            let (Ok(plain), Ok(padded)) = (plain, padded) else {
+                continue;
+            };
+            assert_eq!(
+                padded.edits.len(),
+                plain.edits.len() + 11,
+                "{a} seed {seed}"
+            );
+            // ion is held to the structural rules it is known to meet (its debug
+            // locations may overlap), greedy to all of them, as `compare` does.
+            let strictness = match a {
+                Allocator::Ion => check::Strictness::Baseline,
+                _ => check::Strictness::Ours,
+            };
+            check::check_output_with(&f, &env, &padded, strictness)
+                .unwrap_or_else(|e| panic!("{a} seed {seed}: {e}"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} allocations");
+}

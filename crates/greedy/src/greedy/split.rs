@@ -281,6 +281,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             )
     }
 
+    /// Whether `p` is free for `iv` over `s`: no occupant there, no fixed reservation of
+    /// another value.
+    fn free_over(&self, p: PReg, iv: &LiveInterval, s: Segment) -> bool {
+        self.ctx.matrix.is_free(p, &[s])
+            && !(iv.fixed_conflicts.contains(p)
+                && fixed_conflict_from(&self.an.intervals.fixed[p.index()], &mut 0, s, iv.vreg))
+    }
+
     fn block_of_point(&self, p: u32) -> Block {
         self.an.cfg.block_of(point_inst(p))
     }
@@ -583,17 +591,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // a probe per use segment each, where weighing one probes every segment.
             let mut ranked = [(0.0f32, PReg::invalid()); MAX_CANDIDATES];
             for (slot, &p) in ranked.iter_mut().zip(candidates.iter()) {
-                let fixed = iv.fixed_conflicts.contains(p);
-                let reservations = &self.an.intervals.fixed[p.index()];
                 let forced: f32 = iv
                     .segments
                     .iter()
                     .zip(stack_cost.iter())
-                    .filter(|&(&s, &cost)| {
-                        cost > 0.0
-                            && (!self.ctx.matrix.is_free(p, &[s])
-                                || (fixed && fixed_conflict_from(reservations, &mut 0, s, iv.vreg)))
-                    })
+                    .filter(|&(&s, &cost)| cost > 0.0 && !self.free_over(p, iv, s))
                     .map(|(_, &cost)| cost)
                     .sum();
                 *slot = (forced, p);
@@ -645,10 +647,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 }
                 if spans[k] != NO_SPAN {
-                    let free_over = |part: Segment| {
-                        self.ctx.matrix.is_free(p, &[part])
-                            && !(fixed && fixed_conflict_from(reservations, &mut 0, part, iv.vreg))
-                    };
+                    let free_over = |part: Segment| self.free_over(p, iv, part);
                     let (first, end) = spans[k];
                     // All interference after the last costly use, or all before the first.
                     let head = Segment {

@@ -549,22 +549,15 @@ fn a_long_value_weighs_the_candidates_free_in_its_use_blocks() {
     for (k, &blk) in bs.iter().enumerate() {
         let held = if k % 2 == 0 { &regs[..4] } else { &regs[4..] };
         let xs: Vec<_> = held.iter().map(|_| b.vreg(RegClass::Int)).collect();
-        let defs: Vec<_> = xs
-            .iter()
-            .zip(held)
-            .map(|(&x, &p)| Operand::reg_fixed_def(x, p))
-            .collect();
-        b.inst(blk, &defs);
+        let fixed_to_held = |operand: fn(regalloc2::VReg, PReg) -> Operand| -> Vec<Operand> {
+            xs.iter().zip(held).map(|(&x, &p)| operand(x, p)).collect()
+        };
+        b.inst(blk, &fixed_to_held(Operand::reg_fixed_def));
         if k % 2 == 0 {
             b.inst(blk, &[Operand::reg_use(v)]);
             b.inst(blk, &[Operand::reg_use(v)]);
         }
-        let uses: Vec<_> = xs
-            .iter()
-            .zip(held)
-            .map(|(&x, &p)| Operand::reg_fixed_use(x, p))
-            .collect();
-        b.inst(blk, &uses);
+        b.inst(blk, &fixed_to_held(Operand::reg_fixed_use));
         end_chain_block(&mut b, &bs, k);
     }
     let f = b.build().func;
