@@ -7,6 +7,11 @@
 //! `Stats` (the bookkeeping is not free: leave it out when counting instructions).
 //! `ALLOC=ion` allocates with regalloc2's ion instead (one reused `Ctx`, Cranelift's options),
 //! counted with `--toggle-collect='*run_with_ctx*'`, for the ratio on the same functions.
+//! `INTERLEAVE=1` runs the other allocator on each function just before the one counted
+//! (not collected), so that one starts from caches holding another allocator's data, as
+//! in `ragreedy compare`'s interleaved rounds (with `ALLOC=ion`, count with
+//! `--toggle-collect='regalloc2::ion::run*'`: the greedy calls keep `run_with_ctx` from being
+//! a symbol of its own).
 //! Functions are read from testkit's `TestFunc` (a `Vec` per list; the counts in
 //! docs/design.md are on it); `FLAT=1` reads them from `FlatFunc` (flat arrays, as
 //! Cranelift's `VCode` and `ragreedy compare` do) instead.
@@ -62,9 +67,22 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     if std::env::var("ALLOC").is_ok_and(|a| a == "ion") {
         let options = regalloc2::RegallocOptions::default();
         let mut ctx = regalloc2::Ctx::default();
+        let interleave = std::env::var_os("INTERLEAVE").is_some();
+        let greedy_options = off::options_from_env();
+        let mut greedy_ctx = regalloc_greedy::Context::new();
+        let mut greedy_out = regalloc2::Output::default();
         let t = std::time::Instant::now();
         for _ in 0..reps {
             for (f, env) in cases {
+                if interleave {
+                    let _ = regalloc_greedy::run_with_context_into(
+                        f,
+                        env,
+                        &greedy_options,
+                        &mut greedy_ctx,
+                        &mut greedy_out,
+                    );
+                }
                 if let Err(e) = regalloc2::run_with_ctx(f, env, &options, &mut ctx) {
                     eprintln!("ion failed: {e:?}");
                     std::process::exit(1);
@@ -82,9 +100,15 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     let mut ctx = regalloc_greedy::Context::new();
     let mut out = regalloc2::Output::default();
     let mut stats = regalloc_greedy::Stats::default();
+    let interleave = std::env::var_os("INTERLEAVE").is_some();
+    let mut ion_ctx = regalloc2::Ctx::default();
+    let ion_options = regalloc2::RegallocOptions::default();
     let t = std::time::Instant::now();
     for _ in 0..reps {
         for (f, env) in cases {
+            if interleave {
+                let _ = regalloc2::run_with_ctx(f, env, &ion_options, &mut ion_ctx);
+            }
             if let Err(e) =
                 regalloc_greedy::run_with_context_into(f, env, &options, &mut ctx, &mut out)
             {
