@@ -42,7 +42,9 @@ enum MovePrio {
 
 #[derive(Clone, Copy, Debug)]
 struct PendingMove {
-    /// `ProgPoint` index << 8 | priority: sorting by it orders the groups.
+    /// `ProgPoint` index << 8 | priority << 2 | class: sorting by it orders the groups,
+    /// and the moves of one group (one parallel move) share it. One integer compared
+    /// per step of the sort rather than a (key, class) pair.
     key: u64,
     class: RegClass,
     from: Allocation,
@@ -260,7 +262,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // the same location (the resolver drops the self-move itself).
         if from != to || def_copy {
             self.ctx.moves.push(PendingMove {
-                key: ((point.to_index() as u64) << 8) | prio as u64,
+                key: ((point.to_index() as u64) << 8) | ((prio as u64) << 2) | class as u64,
                 class,
                 from,
                 to,
@@ -787,7 +789,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
 
     fn resolve_moves(&mut self, out: &mut Output) -> Result<(), RegAllocError> {
         let mut moves = std::mem::take(&mut self.ctx.moves);
-        moves.sort_by_key(|m| (m.key, m.class as u8));
+        // Stable: a group's moves keep the order they were pushed in.
+        moves.sort_by_key(|m| m.key);
         out.edits.clear();
         let mut group = std::mem::take(&mut self.ctx.group);
         let mut resolved = std::mem::take(&mut self.ctx.resolved);
@@ -798,7 +801,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             let (key, class) = (moves[i].key, moves[i].class);
             group.clear();
             let start = i;
-            while i < moves.len() && moves[i].key == key && moves[i].class == class {
+            while i < moves.len() && moves[i].key == key {
                 i += 1;
             }
             let same = &moves[start..i];
