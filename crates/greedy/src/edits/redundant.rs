@@ -441,9 +441,24 @@ impl RedundantMoves {
                     self.entry_state.set(b.index(), &self.meet);
                 }
             }
-            self.holds.start(&mut self.meet);
             let insns = f.block_insns(b);
             let (lo, hi) = self.edit_range[b.index()];
+            // An edit-free block of one instruction that names no location and clobbers
+            // nothing (a jump, as on a split edge) ends with the facts it starts with
+            // (the entry facts pass `facts_into` unchanged) and removes nothing: no replay.
+            if lo == hi && insns.len() == 1 {
+                let only = insns.first();
+                if f.inst_operands(only).is_empty() && f.inst_clobbers(only) == PRegSet::empty() {
+                    self.block_removed[b.index()] = Removed::default();
+                    if cross_block && !f.block_succs(b).is_empty() {
+                        let state = std::mem::take(&mut self.meet);
+                        self.update_end_state(f, b, &state);
+                        self.meet = state;
+                    }
+                    continue;
+                }
+            }
+            self.holds.start(&mut self.meet);
             let (lo, hi) = (lo as usize, hi as usize);
             debug_assert!(
                 lo == hi
@@ -472,15 +487,10 @@ impl RedundantMoves {
             self.block_removed[b.index()] = removed;
             // Only successors read a block's end state: an exit's is never needed.
             if cross_block && !f.block_succs(b).is_empty() {
-                let state = &mut self.scratch_state;
-                self.holds.facts_into(state);
-                if state[..] != *self.end_state.get(b.index()) {
-                    self.end_state.set(b.index(), state);
-                    for s in f.block_succs(b) {
-                        self.dirty[s.index()] = true;
-                        self.preds_changed[s.index()] = true;
-                    }
-                }
+                let mut state = std::mem::take(&mut self.scratch_state);
+                self.holds.facts_into(&mut state);
+                self.update_end_state(f, b, &state);
+                self.scratch_state = state;
             }
         }
         self.block_removed
@@ -490,6 +500,18 @@ impl RedundantMoves {
                 cross_block: a.cross_block + r.cross_block,
                 from_copies: a.from_copies + r.from_copies,
             })
+    }
+
+    /// Records `state` as `b`'s end state; if it changed, `b`'s successors must look at
+    /// their starting facts again.
+    fn update_end_state<F: Function + ?Sized>(&mut self, f: &F, b: Block, state: &[(u32, u32)]) {
+        if *state != *self.end_state.get(b.index()) {
+            self.end_state.set(b.index(), state);
+            for s in f.block_succs(b) {
+                self.dirty[s.index()] = true;
+                self.preds_changed[s.index()] = true;
+            }
+        }
     }
 
     /// Each block's edits: those at points of its instructions, a run of `edits` as
