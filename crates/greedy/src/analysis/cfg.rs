@@ -305,6 +305,7 @@ impl Cfg {
     }
 
     /// Does `a` dominate `b`? Unreachable blocks dominate nothing and are dominated by nothing.
+    #[inline]
     pub fn dominates(&self, a: Block, b: Block) -> bool {
         let (pa, pb) = (self.dom_pre[a.index()], self.dom_pre[b.index()]);
         pa != u32::MAX

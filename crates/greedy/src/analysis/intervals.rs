@@ -580,16 +580,23 @@ impl LiveIntervals {
         // it: its segment is the whole block unless an instruction here defines it, in
         // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
         // them apart.
+        // Slices, not the vectors: their lengths and pointers stay in registers over
+        // every live-out value, not reloaded after each write.
+        let (out_stamp, vreg_segments, segments) = (
+            &mut self.out_stamp[..],
+            &mut self.vreg_segments[..],
+            &mut self.segments[..],
+        );
         for (i, &succ) in f.block_succs(block).iter().enumerate() {
             for &v in &live.livein[succ.index()] {
                 let vi = v.vreg();
                 // The first successor's live-ins are distinct, and none is stamped yet.
-                if i > 0 && self.out_stamp[vi] == bstamp {
+                if i > 0 && out_stamp[vi] == bstamp {
                     continue;
                 }
-                self.out_stamp[vi] = bstamp;
+                out_stamp[vi] = bstamp;
                 if live.def_block[vi] != block || live.def_inst(v).is_none() {
-                    self.put_segment(vi, Segment { start, end });
+                    put_segment_in(vreg_segments, segments, vi, Segment { start, end });
                 }
             }
         }
@@ -822,10 +829,21 @@ impl LiveIntervals {
     /// Writes `v`'s next segment (in decreasing order) just before its previous one.
     #[inline]
     fn put_segment(&mut self, v: usize, s: Segment) {
-        let r = &mut self.vreg_segments[v];
-        r.0 -= 1;
-        self.segments[r.0 as usize] = s;
+        put_segment_in(&mut self.vreg_segments, &mut self.segments, v, s);
     }
+}
+
+/// `LiveIntervals::put_segment` on the tables themselves.
+#[inline]
+fn put_segment_in(
+    vreg_segments: &mut [(u32, u32)],
+    segments: &mut [Segment],
+    v: usize,
+    s: Segment,
+) {
+    let r = &mut vreg_segments[v];
+    r.0 -= 1;
+    segments[r.0 as usize] = s;
 }
 
 /// Does a fixed reservation on this register, owned by another value (or a clobber),

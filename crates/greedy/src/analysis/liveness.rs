@@ -6,7 +6,6 @@
 
 use super::cfg::Cfg;
 use super::intervals::fixed_nonallocatable;
-use crate::lists::Lists;
 use regalloc2::{
     Block, Function, Inst, OperandConstraint, OperandKind, PRegSet, RegAllocError, RegClass, VReg,
 };
@@ -26,7 +25,7 @@ pub(crate) struct Liveness {
     /// those 64 at a time.
     classed: Vec<u64>,
     /// Vregs live on entry to each block (block params excluded), each block's sorted.
-    pub livein: Lists<VReg>,
+    pub livein: LiveIns,
     /// Operands over all instructions: the size of `Output::allocs`.
     pub num_operands: usize,
     /// Per vreg: the operands naming it (fixed non-allocatable ones aside).
@@ -58,12 +57,33 @@ pub(crate) struct Liveness {
     /// Branch arguments whose vreg had no class yet at their block's end.
     unclassed_args: Vec<VReg>,
     block_stamp: Vec<u32>,
-    stack: Vec<Block>,
+    /// The blocks each exposed vreg is live into, vreg after vreg (`reached_vregs`):
+    /// the worklist of its walk and the record the live-in lists are laid out from.
+    reached: Vec<u32>,
+    /// Per exposed vreg, in increasing order: the vreg and the end of its blocks in
+    /// `reached`.
+    reached_vregs: Vec<(VReg, u32)>,
     /// Whether the last `compute` succeeded: then only the vregs it mentioned (still
     /// in `classed`) have entries in `def_block`, `def_inst`, `operand_count`,
     /// `exposed_head` and `livein_count` other than their defaults, and those alone
     /// are reset (the tables only grow). A failed one may have left others.
     clean: bool,
+}
+
+/// The vregs live into each block, all blocks' in one vector: block `b`'s are
+/// `list[start[b]..start[b + 1]]`.
+#[derive(Default)]
+pub(crate) struct LiveIns {
+    start: Vec<u32>,
+    list: Vec<VReg>,
+}
+
+impl std::ops::Index<usize> for LiveIns {
+    type Output = [VReg];
+    #[inline]
+    fn index(&self, b: usize) -> &[VReg] {
+        &self.list[self.start[b] as usize..self.start[b + 1] as usize]
+    }
 }
 
 /// The set bits of a bitset over vregs, in increasing order (see `Liveness::mentioned`).
@@ -434,13 +454,62 @@ impl Liveness {
         cfg: &Cfg,
     ) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
-        self.livein.reset(nb);
+        if let Err(undominated) = self.walk_liveins(f, cfg) {
+            let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
+            // Only a use its definition does not dominate reaches the entry, and that
+            // error comes first.
+            debug_assert!(
+                !undominated || !matches!(e, RegAllocError::EntryLivein),
+                "an undominated use passed"
+            );
+            return Err(e);
+        }
+        // `start[b + 1]` holds the number of block `b`'s live-ins: summed, `start[b]` is
+        // where they begin. Each then serves as block `b`'s fill cursor, ending at its
+        // successor's start, and is shifted back once all are placed.
+        let LiveIns { start, list } = &mut self.livein;
+        list.clear();
+        list.resize(self.reached.len(), VReg::invalid());
+        // Slices, not the vectors: their lengths and pointers stay in registers.
+        let (start, list) = (&mut start[..], &mut list[..]);
+        for b in 0..nb {
+            start[b + 1] += start[b];
+        }
+        let mut from = 0;
+        for &(vreg, end) in &self.reached_vregs {
+            for &b in &self.reached[from..end as usize] {
+                let at = &mut start[b as usize];
+                list[*at as usize] = vreg;
+                *at += 1;
+            }
+            from = end as usize;
+        }
+        start.copy_within(0..nb, 1);
+        start[0] = 0;
+        Ok(())
+    }
+
+    /// Finds every exposed vreg's live-in blocks (`reached`, `reached_vregs`) and counts
+    /// each block's (`livein.start[b + 1]`, `livein_count`). `Err` when the function is
+    /// invalid: `true` for an exposed use its definition does not dominate, `false` for a
+    /// walk reaching the entry.
+    fn walk_liveins<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), bool> {
+        let nb = f.num_blocks();
         self.block_stamp.clear();
         self.block_stamp.resize(nb, u32::MAX);
-        let entry = f.entry_block();
+        self.livein.start.clear();
+        self.livein.start.resize(nb + 1, 0);
+        // Slices, not the vectors: `reached` grows as they are written, and their
+        // lengths and pointers stay in registers.
+        let stamps = &mut self.block_stamp[..];
+        let counts = &mut self.livein.start[..];
+        let reached = &mut self.reached;
+        reached.clear();
+        self.reached_vregs.clear();
+        let entry = f.entry_block().index() as u32;
         // Vregs in increasing order, so every livein list comes out sorted. A block is
-        // marked (and its live-in recorded) when first reached, so it is stacked once;
-        // the blocks reached do not depend on the order they are tried.
+        // marked (and its live-in recorded) when first reached, so it is visited once;
+        // the blocks reached do not depend on the order they are visited.
         for word_index in 0..self.exposed_vregs.len() {
             let mut word = self.exposed_vregs[word_index];
             while word != 0 {
@@ -450,43 +519,38 @@ impl Liveness {
                 let vreg = VReg::new(v, self.class[v].unwrap_or(RegClass::Int));
                 let def = self.def_block[v];
                 let stamp = v as u32;
-                self.stack.clear();
+                let begin = reached.len();
                 while e != NO_ENTRY {
                     let (b, prev) = self.exposed[e as usize];
                     e = prev;
                     let x = Block::new(b as usize);
                     // An exposed use needs a definition in another block dominating its own.
                     if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
-                        let e = self.first_use_error(f, cfg, RegAllocError::EntryLivein);
-                        debug_assert!(
-                            !matches!(e, RegAllocError::EntryLivein),
-                            "an undominated use passed"
-                        );
-                        return Err(e);
+                        return Err(true);
                     }
-                    if self.block_stamp[x.index()] != stamp {
-                        self.block_stamp[x.index()] = stamp;
-                        self.livein[x.index()].push(vreg);
-                        self.stack.push(x);
+                    if stamps[b as usize] != stamp {
+                        stamps[b as usize] = stamp;
+                        counts[b as usize + 1] += 1;
+                        reached.push(b);
                     }
                 }
-                let mut blocks = self.stack.len() as u32;
-                while let Some(x) = self.stack.pop() {
+                let mut next = begin;
+                while let Some(&x) = reached.get(next) {
+                    next += 1;
                     if x == entry {
-                        // Only a use its definition does not dominate reaches the entry,
-                        // and that error comes first.
-                        return Err(self.first_use_error(f, cfg, RegAllocError::EntryLivein));
+                        return Err(false);
                     }
-                    for &p in f.block_preds(x) {
-                        if p != def && self.block_stamp[p.index()] != stamp {
-                            self.block_stamp[p.index()] = stamp;
-                            self.livein[p.index()].push(vreg);
-                            self.stack.push(p);
-                            blocks += 1;
+                    for &p in f.block_preds(Block::new(x as usize)) {
+                        let pi = p.index();
+                        if p != def && stamps[pi] != stamp {
+                            stamps[pi] = stamp;
+                            counts[pi + 1] += 1;
+                            reached.push(pi as u32);
                         }
                     }
                 }
-                self.livein_count[v] = blocks;
+                self.livein_count[v] = (reached.len() - begin) as u32;
+                self.reached_vregs.push((vreg, reached.len() as u32));
             }
         }
         Ok(())
