@@ -323,9 +323,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             loop {
                 let next = iv.uses.get(at)?.first;
                 // `uses_from` gives these nothing and leaves `at` where it is.
-                while k < segments.len() && segments[k].end <= next {
-                    k += 1;
-                }
+                k = gallop_segments(segments, k, next);
                 let s = segments.get(k)?;
                 k += 1;
                 let uses = Self::uses_from(iv, &mut at, s);
@@ -1753,9 +1751,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // leaves the cursor where it is (most segments of a value through many
                 // blocks hold no use): one comparison each.
                 let next_inst = 2 * next.inst.index() as u32;
-                while k < segments.len() && segments[k].end <= next_inst {
-                    k += 1;
-                }
+                k = gallop_segments(segments, k, next_inst);
                 let Some(s) = segments.get(k) else {
                     break;
                 };
@@ -1921,6 +1917,24 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
     }
     let high = high.min(uses.len());
     low + uses[low..high].partition_point(before_start)
+}
+
+/// The first of `segments` at or after `k` that ends after `p`: `k` when that one does,
+/// else found by doubling steps and a binary search (segments are disjoint and sorted,
+/// so their ends are too). A value through hundreds of blocks has uses in a few: a walk
+/// from one use to the next passes over the segments between them in a few probes.
+#[inline]
+fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
+    let ends_by = |s: &Segment| s.end <= p;
+    // Every segment before `low` ends by `p`; the one at `high`, if any, does not.
+    let (mut low, mut high, mut step) = (k, k, 1);
+    while high < segments.len() && ends_by(&segments[high]) {
+        low = high + 1;
+        high = low + step;
+        step *= 2;
+    }
+    let high = high.min(segments.len());
+    low + segments[low..high].partition_point(ends_by)
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
