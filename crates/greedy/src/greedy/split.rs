@@ -1164,15 +1164,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             })
             .collect();
         let loop_pieces = products.len();
-        let mut rest = SegmentList::new();
+        // Each loop piece's number (plus one) in its header's `per_loop` entry, cleared
+        // below: a segment's piece is a table lookup, not a search.
+        let mut grouped = 0;
+        for (g, &(h, segments)) in loop_groups.iter().enumerate() {
+            per_loop[h.index()].0 = g as u32 + 1;
+            grouped += segments as usize;
+        }
+        // The segments outside loop pieces, a few more if some are carved in two.
+        let mut rest = SegmentList::with_capacity(iv.segments.len() - grouped);
         let mut at = 0;
         for (k, &s) in iv.segments.iter().enumerate() {
             let (h, use_insts) = keyed[k];
-            if h.is_valid()
-                && let Ok(g) = loop_groups.binary_search_by_key(&h, |&(g, _)| g)
-            {
-                products[g].segments.push(s);
-                continue;
+            if h.is_valid() {
+                let g = per_loop[h.index()].0;
+                if g != 0 {
+                    products[g as usize - 1].segments.push(s);
+                    continue;
+                }
             }
             // `carve_uses` carves nothing from under two use instructions; the segments
             // passed over here leave `uses_from` the same slices for the others.
@@ -1190,6 +1199,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }),
                 None => rest.push(s),
             }
+        }
+        for &(h, _) in loop_groups.iter() {
+            per_loop[h.index()].0 = 0;
         }
         if loop_pieces > 0 {
             debug!(
@@ -2268,7 +2280,7 @@ pub(crate) struct BlockScratch {
     /// Per block segment: its innermost loop header and its use instructions.
     keyed: Vec<(Block, u32)>,
     /// Per loop header (indexed by block): segments and use instructions summed over the
-    /// attempt; all zero between attempts.
+    /// attempt, then a loop piece's number plus one; all zero between attempts.
     per_loop: Vec<(u32, u32)>,
     /// The headers with an entry in `per_loop`.
     headers: Vec<Block>,
