@@ -323,9 +323,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             loop {
                 let next = iv.uses.get(at)?.first;
                 // `uses_from` gives these nothing and leaves `at` where it is.
-                while k < segments.len() && segments[k].end <= next {
-                    k += 1;
-                }
+                k = gallop_segments(segments, k, next);
                 let s = segments.get(k)?;
                 k += 1;
                 let uses = Self::uses_from(iv, &mut at, s);
@@ -1166,15 +1164,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             })
             .collect();
         let loop_pieces = products.len();
-        let mut rest = SegmentList::new();
+        // Each loop piece's number (plus one) in its header's `per_loop` entry, cleared
+        // below: a segment's piece is a table lookup, not a search.
+        let mut grouped = 0;
+        for (g, &(h, segments)) in loop_groups.iter().enumerate() {
+            per_loop[h.index()].0 = g as u32 + 1;
+            grouped += segments as usize;
+        }
+        // The segments outside loop pieces, a few more if some are carved in two.
+        let mut rest = SegmentList::with_capacity(iv.segments.len() - grouped);
         let mut at = 0;
         for (k, &s) in iv.segments.iter().enumerate() {
             let (h, use_insts) = keyed[k];
-            if h.is_valid()
-                && let Ok(g) = loop_groups.binary_search_by_key(&h, |&(g, _)| g)
-            {
-                products[g].segments.push(s);
-                continue;
+            if h.is_valid() {
+                let g = per_loop[h.index()].0;
+                if g != 0 {
+                    products[g as usize - 1].segments.push(s);
+                    continue;
+                }
             }
             // `carve_uses` carves nothing from under two use instructions; the segments
             // passed over here leave `uses_from` the same slices for the others.
@@ -1192,6 +1199,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }),
                 None => rest.push(s),
             }
+        }
+        for &(h, _) in loop_groups.iter() {
+            per_loop[h.index()].0 = 0;
         }
         if loop_pieces > 0 {
             debug!(
@@ -1753,9 +1763,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // leaves the cursor where it is (most segments of a value through many
                 // blocks hold no use): one comparison each.
                 let next_inst = 2 * next.inst.index() as u32;
-                while k < segments.len() && segments[k].end <= next_inst {
-                    k += 1;
-                }
+                k = gallop_segments(segments, k, next_inst);
                 let Some(s) = segments.get(k) else {
                     break;
                 };
@@ -1921,6 +1929,24 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
     }
     let high = high.min(uses.len());
     low + uses[low..high].partition_point(before_start)
+}
+
+/// The first of `segments` at or after `k` that ends after `p`: `k` when that one does,
+/// else found by doubling steps and a binary search (segments are disjoint and sorted,
+/// so their ends are too). A value through hundreds of blocks has uses in a few: a walk
+/// from one use to the next passes over the segments between them in a few probes.
+#[inline]
+fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
+    let ends_by = |s: &Segment| s.end <= p;
+    // Every segment before `low` ends by `p`; the one at `high`, if any, does not.
+    let (mut low, mut high, mut step) = (k, k, 1);
+    while high < segments.len() && ends_by(&segments[high]) {
+        low = high + 1;
+        high = low + step;
+        step *= 2;
+    }
+    let high = high.min(segments.len());
+    low + segments[low..high].partition_point(ends_by)
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
@@ -2254,7 +2280,7 @@ pub(crate) struct BlockScratch {
     /// Per block segment: its innermost loop header and its use instructions.
     keyed: Vec<(Block, u32)>,
     /// Per loop header (indexed by block): segments and use instructions summed over the
-    /// attempt; all zero between attempts.
+    /// attempt, then a loop piece's number plus one; all zero between attempts.
     per_loop: Vec<(u32, u32)>,
     /// The headers with an entry in `per_loop`.
     headers: Vec<Block>,
