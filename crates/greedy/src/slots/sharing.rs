@@ -20,8 +20,9 @@
 //!
 //! Cost: O(s log² s) for s spilled segments — a group keeps its segments as sorted runs
 //! whose lengths at least halve from one to the next, and a union merges two runs only
-//! when they are within a factor of two, so a segment is merged O(log s) times and a
-//! probe searches O(log s) runs — and each group probes at most `PROBES` busy slots.
+//! when they are within a factor of two, so a segment is merged O(log s) times, and an
+//! overlap test walks each of the O(log² s) pairs of runs of two groups, skipping ahead
+//! by galloping searches — and each group probes at most `PROBES` busy slots.
 
 use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
 use crate::analysis::Analyses;
@@ -55,61 +56,67 @@ impl Segs<'_> {
         }
     }
 
-    /// Does any segment intersect `[s, e)`? Within a run segments are disjoint and
-    /// sorted, so only the last one starting before `e` can.
-    fn hits(&self, s: u32, e: u32) -> bool {
+    fn is_empty(&self) -> bool {
         match self {
-            Segs::Runs(runs) => runs.iter().any(|r| {
-                // A run ending before `s` (or starting after `e`) needs no search.
-                let (Some(first), Some(last)) = (r.first(), r.last()) else {
-                    return false;
-                };
-                if last.1 <= s || first.0 >= e {
-                    return false;
-                }
-                let i = r.partition_point(|g| g.0 < e);
-                i > 0 && r[i - 1].1 > s
-            }),
-            Segs::Slice(x) => {
-                let i = x.partition_point(|g| g.start < e);
-                i > 0 && x[i - 1].end > s
-            }
+            Segs::Runs(r) => r.iter().all(Vec::is_empty),
+            Segs::Slice(s) => s.is_empty(),
         }
     }
 
-    fn any(&self, mut f: impl FnMut(u32, u32) -> bool) -> bool {
-        match self {
-            Segs::Runs(runs) => runs.iter().flatten().any(|&(s, e)| f(s, e)),
-            Segs::Slice(x) => x.iter().any(|g| f(g.start, g.end)),
-        }
-    }
-
-    /// Does `f` hold for a segment that intersects `[lo, hi)`?
-    fn any_within(&self, lo: u32, hi: u32, mut f: impl FnMut(u32, u32) -> bool) -> bool {
-        match self {
-            Segs::Runs(runs) => runs.iter().any(|r| {
-                // Usually the first segment already ends past `lo`: no search then.
-                let i = match r.first() {
-                    Some(g) if g.1 <= lo => r.partition_point(|g| g.1 <= lo),
-                    _ => 0,
-                };
-                r[i..]
-                    .iter()
-                    .take_while(|g| g.0 < hi)
-                    .any(|&(s, e)| f(s, e))
-            }),
-            Segs::Slice(x) => {
-                let i = match x.first() {
-                    Some(g) if g.end <= lo => x.partition_point(|g| g.end <= lo),
-                    _ => 0,
-                };
-                x[i..]
-                    .iter()
-                    .take_while(|g| g.start < hi)
-                    .any(|g| f(g.start, g.end))
+    /// Does a segment of `self` intersect one of `other`? Each run of one is walked
+    /// against each run of the other (`meet`).
+    fn meets(&self, other: &Segs<'_>) -> bool {
+        match (self, other) {
+            (Segs::Slice(a), Segs::Slice(b)) => meet(a, b),
+            (Segs::Slice(a), Segs::Runs(b)) | (Segs::Runs(b), Segs::Slice(a)) => {
+                b.iter().any(|r| meet(a, r))
             }
+            (Segs::Runs(a), Segs::Runs(b)) => a.iter().any(|x| b.iter().any(|y| meet(x, y))),
         }
     }
+}
+
+/// A segment as a half-open range of points.
+trait Bounds {
+    fn bounds(&self) -> (u32, u32);
+}
+
+impl Bounds for (u32, u32) {
+    fn bounds(&self) -> (u32, u32) {
+        *self
+    }
+}
+
+impl Bounds for Segment {
+    fn bounds(&self) -> (u32, u32) {
+        (self.start, self.end)
+    }
+}
+
+/// Does a segment of `a` intersect one of `b` (each sorted and disjoint)? A walk over
+/// both that skips, on whichever side is behind, every segment ending before the other
+/// side's current one begins (by a galloping search): the cost grows with the number of
+/// times the two interleave, not with their lengths.
+fn meet<A: Bounds, B: Bounds>(a: &[A], b: &[B]) -> bool {
+    let (Some(a0), Some(a1), Some(b0), Some(b1)) = (a.first(), a.last(), b.first(), b.last())
+    else {
+        return false;
+    };
+    if a1.bounds().1 <= b0.bounds().0 || b1.bounds().1 <= a0.bounds().0 {
+        return false;
+    }
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        let ((xs, xe), (ys, ye)) = (x.bounds(), y.bounds());
+        if xe <= ys {
+            i += leading(&a[i..], |g| g.bounds().1 <= ys);
+        } else if ye <= xs {
+            j += leading(&b[j..], |g| g.bounds().1 <= xs);
+        } else {
+            return true;
+        }
+    }
+    false
 }
 
 /// Restores the runs' invariant after runs were added: while two runs are within a
@@ -162,7 +169,7 @@ fn merge_runs(mut a: &[(u32, u32)], mut b: &[(u32, u32)], out: &mut Vec<(u32, u3
 /// The length of the prefix of `s` where `below` holds, given that it holds for `s[0]`:
 /// a search doubling its step, then a binary search over the last step, so a prefix of
 /// length n costs O(log n).
-fn leading(s: &[(u32, u32)], below: impl Fn(&(u32, u32)) -> bool) -> usize {
+fn leading<T>(s: &[T], below: impl Fn(&T) -> bool) -> usize {
     let mut hi = 1;
     while hi < s.len() && below(&s[hi]) {
         hi *= 2;
@@ -301,21 +308,10 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
             return false;
         }
         let (sa, sb) = (self.segs_of(sc, a), self.segs_of(sc, b));
-        if sa.len() == 0 || sb.len() == 0 {
+        if sa.is_empty() || sb.is_empty() {
             return true;
         }
-        let (small, big, hull) = if sa.len() <= sb.len() {
-            (sa, sb, ha)
-        } else {
-            (sb, sa, hb)
-        };
-        // Only segments where the hulls overlap can meet.
-        let (lo, hi) = (ha.0.max(hb.0), ha.1.min(hb.1));
-        if lo <= hull.0 && hull.1 <= hi {
-            small.any(|s, e| big.hits(s, e))
-        } else {
-            small.any_within(lo, hi, |s, e| big.hits(s, e))
-        }
+        sa.meets(&sb)
     }
 
     /// Unites the groups of roots `a` and `b` (not overlapping); returns the new root,
@@ -483,8 +479,33 @@ mod tests {
         }
     }
 
+    /// `meet` answers as a test of every pair, on random sorted lists of disjoint
+    /// segments, sparse and dense, short and long.
+    #[test]
+    fn meet_finds_an_intersection_where_one_exists() {
+        let mut next = crate::tests::xorshift(0x0123_4567_89ab_cdefu64);
+        let mut list = |len: u64, gap: u64| {
+            let mut at = 0u32;
+            (0..next(len))
+                .map(|_| {
+                    at += next(gap) as u32;
+                    let seg = (at, at + 1 + next(gap) as u32);
+                    at = seg.1;
+                    seg
+                })
+                .collect::<Vec<(u32, u32)>>()
+        };
+        for round in 0..3000u64 {
+            let (len, gap) = [(3, 4), (40, 8), (200, 30), (5, 200)][(round % 4) as usize];
+            let (a, b) = (list(len, gap), list(len * 2, gap / 2 + 1));
+            let want = a.iter().any(|x| b.iter().any(|y| x.0 < y.1 && y.0 < x.1));
+            assert_eq!(meet(&a, &b), want, "{a:?} {b:?}");
+            assert_eq!(meet(&b, &a), want, "{b:?} {a:?}");
+        }
+    }
+
     /// Runs added one at a time (as unions bring them; some empty) settle into runs that
-    /// at least halve in length, hold every segment once and stay sorted, and `hits`
+    /// at least halve in length, hold every segment once and stay sorted, and `meets`
     /// over them answers like a search of the whole set.
     #[test]
     fn settled_runs_halve_and_keep_every_segment() {
@@ -526,7 +547,7 @@ mod tests {
             let s = next(4 * 3000 + 8) as u32;
             let e = s + 1 + next(6) as u32;
             assert_eq!(
-                Segs::Runs(&runs).hits(s, e),
+                Segs::Runs(&runs).meets(&Segs::Runs(&[vec![(s, e)]])),
                 all.iter().any(|g| g.0 < e && s < g.1)
             );
         }
