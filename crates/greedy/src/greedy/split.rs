@@ -1759,9 +1759,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut lo = 0;
             let mut k = 0;
             while let Some(next) = old_uses.get(lo) {
-                // A segment that ends by the next use's instruction takes nothing and
-                // leaves the cursor where it is (most segments of a value through many
-                // blocks hold no use): one comparison each.
+                // Segments that end by the next use's instruction take nothing and leave
+                // the cursor where it is (most segments of a value through many blocks
+                // hold no use): they are passed over by a gallop.
                 let next_inst = 2 * next.inst.index() as u32;
                 k = gallop_segments(segments, k, next_inst);
                 let Some(s) = segments.get(k) else {
@@ -1913,40 +1913,38 @@ fn push_register_islands(
     products.len() - first
 }
 
-/// The first use at or after `lo` whose instruction reaches `start`: `lo` when that one
-/// does, else found by doubling steps and a binary search. Each product restarts its
-/// cursor at the first use, so a linear walk would cost all the value's uses per product:
-/// quadratic for a value split into a piece per block of a wide switch.
+/// The first use at or after `lo` whose instruction reaches `start` (`gallop`). Each
+/// product restarts its cursor at the first use, so a linear walk would cost all the
+/// value's uses per product: quadratic for a value split into a piece per block of a wide
+/// switch.
 #[inline]
 fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
-    let before_start = |u: &UseSite| 2 * u.inst.index() as u32 + 2 <= start;
-    // Every use before `low` is before `start`; the one at `high`, if any, is not.
-    let (mut low, mut high, mut step) = (lo, lo, 1);
-    while high < uses.len() && before_start(&uses[high]) {
-        low = high + 1;
-        high = low + step;
-        step *= 2;
-    }
-    let high = high.min(uses.len());
-    low + uses[low..high].partition_point(before_start)
+    gallop(uses, lo, |u| 2 * u.inst.index() as u32 + 2 <= start)
 }
 
-/// The first of `segments` at or after `k` that ends after `p`: `k` when that one does,
-/// else found by doubling steps and a binary search (segments are disjoint and sorted,
-/// so their ends are too). A value through hundreds of blocks has uses in a few: a walk
-/// from one use to the next passes over the segments between them in a few probes.
+/// The first of `segments` at or after `k` that ends after `p` (`gallop`; segments are
+/// disjoint and sorted, so their ends are too). A value through hundreds of blocks has
+/// uses in a few: a walk from one use to the next passes over the segments between them
+/// in a few probes.
 #[inline]
 fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
-    let ends_by = |s: &Segment| s.end <= p;
-    // Every segment before `low` ends by `p`; the one at `high`, if any, does not.
-    let (mut low, mut high, mut step) = (k, k, 1);
-    while high < segments.len() && ends_by(&segments[high]) {
+    gallop(segments, k, |s| s.end <= p)
+}
+
+/// The first item at or after `from` for which `before` fails, given that `before` holds
+/// on a prefix of `items`: `from` itself when it fails there, else found by doubling steps
+/// and a binary search over the last one, so passing over n items costs O(log n).
+#[inline]
+fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
+    // Every item before `low` is before; the one at `high`, if any, is not.
+    let (mut low, mut high, mut step) = (from, from, 1);
+    while high < items.len() && before(&items[high]) {
         low = high + 1;
         high = low + step;
         step *= 2;
     }
-    let high = high.min(segments.len());
-    low + segments[low..high].partition_point(ends_by)
+    let high = high.min(items.len());
+    low + items[low..high].partition_point(before)
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
