@@ -25,6 +25,7 @@ mod linear_scan;
 mod lists;
 mod observe;
 mod point_bits;
+mod search;
 mod slots;
 #[cfg(test)]
 mod tests;

@@ -125,7 +125,7 @@ impl RegReservations {
             i += 1;
             steps += 1;
             if steps == 8 {
-                return gallop(list, i, p);
+                return crate::search::gallop(list, i, |r| r.end <= p);
             }
         }
         i
@@ -274,22 +274,6 @@ impl FixedIndex {
         }
         regs
     }
-}
-
-/// The first index at or after `lo` whose reservation ends after `p`: exponential search.
-fn gallop(list: &[Reservation], lo: usize, p: Point) -> usize {
-    let n = list.len();
-    if lo >= n || list[lo].end > p {
-        return lo;
-    }
-    // Invariant: list[lo + step / 2] ends at or before `p`.
-    let mut step = 1;
-    while lo + step < n && list[lo + step].end <= p {
-        step *= 2;
-    }
-    let a = lo + step / 2 + 1;
-    let b = (lo + step).min(n);
-    a + list[a..b].partition_point(|r| r.end <= p)
 }
 
 /// `op.as_fixed_nonallocatable()`, decoding the constraint only for an operand naming

@@ -18,6 +18,7 @@ use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
 use crate::observe::{SplitKind, observe};
+use crate::search::gallop;
 use crate::union_find::find;
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg, PRegSet};
@@ -1913,7 +1914,7 @@ fn push_register_islands(
     products.len() - first
 }
 
-/// The first use at or after `lo` whose instruction reaches `start` (`gallop`). Each
+/// The first use at or after `lo` whose instruction reaches `start` (`search::gallop`). Each
 /// product restarts its cursor at the first use, so a linear walk would cost all the
 /// value's uses per product: quadratic for a value split into a piece per block of a wide
 /// switch.
@@ -1922,29 +1923,13 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
     gallop(uses, lo, |u| 2 * u.inst.index() as u32 + 2 <= start)
 }
 
-/// The first of `segments` at or after `k` that ends after `p` (`gallop`; segments are
+/// The first of `segments` at or after `k` that ends after `p` (`search::gallop`; segments are
 /// disjoint and sorted, so their ends are too). A value through hundreds of blocks has
 /// uses in a few: a walk from one use to the next passes over the segments between them
 /// in a few probes.
 #[inline]
 fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
     gallop(segments, k, |s| s.end <= p)
-}
-
-/// The first item at or after `from` for which `before` fails, given that `before` holds
-/// on a prefix of `items`: `from` itself when it fails there, else found by doubling steps
-/// and a binary search over the last one, so passing over n items costs O(log n).
-#[inline]
-fn gallop<T>(items: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
-    // Every item before `low` is before; the one at `high`, if any, is not.
-    let (mut low, mut high, mut step) = (from, from, 1);
-    while high < items.len() && before(&items[high]) {
-        low = high + 1;
-        high = low + step;
-        step *= 2;
-    }
-    let high = high.min(items.len());
-    low + items[low..high].partition_point(before)
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is

@@ -28,6 +28,7 @@ use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
 use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::Segment;
+use crate::search::gallop;
 use crate::union_find::find;
 use crate::{Options, Stats};
 use log::debug;
@@ -109,9 +110,9 @@ fn meet<A: Bounds, B: Bounds>(a: &[A], b: &[B]) -> bool {
     while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
         let ((xs, xe), (ys, ye)) = (x.bounds(), y.bounds());
         if xe <= ys {
-            i += leading(&a[i..], |g| g.bounds().1 <= ys);
+            i = gallop(a, i, |g| g.bounds().1 <= ys);
         } else if ye <= xs {
-            j += leading(&b[j..], |g| g.bounds().1 <= xs);
+            j = gallop(b, j, |g| g.bounds().1 <= xs);
         } else {
             return true;
         }
@@ -153,30 +154,17 @@ fn settle(runs: &mut Vec<Vec<(u32, u32)>>, spare: &mut Vec<Vec<(u32, u32)>>) {
 fn merge_runs(mut a: &[(u32, u32)], mut b: &[(u32, u32)], out: &mut Vec<(u32, u32)>) {
     while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
         if x.0 < y.0 {
-            let n = leading(a, |g| g.0 < y.0);
+            let n = gallop(a, 0, |g| g.0 < y.0);
             out.extend_from_slice(&a[..n]);
             a = &a[n..];
         } else {
-            let n = leading(b, |g| g.0 <= x.0);
+            let n = gallop(b, 0, |g| g.0 <= x.0);
             out.extend_from_slice(&b[..n]);
             b = &b[n..];
         }
     }
     out.extend_from_slice(a);
     out.extend_from_slice(b);
-}
-
-/// The length of the prefix of `s` where `below` holds, given that it holds for `s[0]`:
-/// a search doubling its step, then a binary search over the last step, so a prefix of
-/// length n costs O(log n).
-fn leading<T>(s: &[T], below: impl Fn(&T) -> bool) -> usize {
-    let mut hi = 1;
-    while hi < s.len() && below(&s[hi]) {
-        hi *= 2;
-    }
-    // `below(s[hi / 2])` holds: it is `s[0]`, or the step before.
-    let lo = hi / 2 + 1;
-    lo + s[lo..hi.min(s.len())].partition_point(below)
 }
 
 /// A group of spilled values sharing one slot, by the hull of its lifetimes: groups are
