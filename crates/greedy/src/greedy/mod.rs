@@ -144,24 +144,28 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         // With `unspill_copy_freed`, copy spilling goes first and unspilling also probes
         // the registers its values left: a chain of copy-only values held registers
         // through a hot loop where the values spilled beside it can take them now.
+        // Copy spilling, unspilling and head splits act on pieces in a slot, or on values
+        // copied to one: with nothing spilled (most small functions) each is a no-op,
+        // and skipping them keeps their code out of the instruction cache.
+        let spilled = !self.ctx.spill_log.is_empty();
         let copy_first = self.options.copy_spilling && self.options.unspill_copy_freed;
         let mut copy_freed = PRegSet::empty();
-        if copy_first {
+        if copy_first && spilled {
             let t = phase_clock(self.options);
             copy_freed = self.spill_copy_only_values();
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
-        if self.options.unspilling {
+        if self.options.unspilling && spilled {
             let t = phase_clock(self.options);
             self.unspill_pieces(copy_freed);
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
-        if self.options.copy_spilling && !copy_first {
+        if self.options.copy_spilling && !copy_first && spilled {
             let t = phase_clock(self.options);
             self.spill_copy_only_values();
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
-        if self.options.head_splits {
+        if self.options.head_splits && spilled {
             let t = phase_clock(self.options);
             self.keep_spilled_heads();
             self.stats.phases.since(Phase::HintRecoloring, t);
