@@ -8,8 +8,9 @@
 //! `ALLOC=ion` allocates with regalloc2's ion instead (one reused `Ctx`, Cranelift's options),
 //! counted with `--toggle-collect='*run_with_ctx*'`, for the ratio on the same functions.
 //! `INTERLEAVE=1` runs the other allocator on each function just before the one counted
-//! (not collected), so that one starts from caches holding another allocator's data, as
-//! in `ragreedy compare`'s interleaved rounds (with `ALLOC=ion`, count with
+//! (not collected, not timed: the time printed is the counted allocator's calls alone),
+//! so that one starts from caches holding another allocator's data, as in `ragreedy
+//! compare`'s interleaved rounds (with `ALLOC=ion`, count with
 //! `--toggle-collect='regalloc2::ion::run*'`: the greedy calls keep `run_with_ctx` from being
 //! a symbol of its own).
 //! Functions are read from testkit's `TestFunc` (a `Vec` per list; the counts in
@@ -71,7 +72,7 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
         let greedy_options = off::options_from_env();
         let mut greedy_ctx = regalloc_greedy::Context::new();
         let mut greedy_out = regalloc2::Output::default();
-        let t = std::time::Instant::now();
+        let mut spent = std::time::Duration::ZERO;
         for _ in 0..reps {
             for (f, env) in cases {
                 if interleave {
@@ -83,17 +84,15 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
                         &mut greedy_out,
                     );
                 }
+                let t = std::time::Instant::now();
                 if let Err(e) = regalloc2::run_with_ctx(f, env, &options, &mut ctx) {
                     eprintln!("ion failed: {e:?}");
                     std::process::exit(1);
                 }
+                spent += t.elapsed();
             }
         }
-        eprintln!(
-            "{} functions x {reps} in {:?} (ion)",
-            cases.len(),
-            t.elapsed()
-        );
+        eprintln!("{} functions x {reps} in {spent:?} (ion)", cases.len());
         return;
     }
     let options = off::options_from_env();
@@ -103,22 +102,24 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     let interleave = std::env::var_os("INTERLEAVE").is_some();
     let mut ion_ctx = regalloc2::Ctx::default();
     let ion_options = regalloc2::RegallocOptions::default();
-    let t = std::time::Instant::now();
+    let mut spent = std::time::Duration::ZERO;
     for _ in 0..reps {
         for (f, env) in cases {
             if interleave {
                 let _ = regalloc2::run_with_ctx(f, env, &ion_options, &mut ion_ctx);
             }
+            let t = std::time::Instant::now();
             if let Err(e) =
                 regalloc_greedy::run_with_context_into(f, env, &options, &mut ctx, &mut out)
             {
                 eprintln!("allocation failed: {e:?}");
                 std::process::exit(1);
             }
+            spent += t.elapsed();
             stats += *ctx.stats();
         }
     }
-    eprintln!("{} functions x {reps} in {:?}", cases.len(), t.elapsed());
+    eprintln!("{} functions x {reps} in {spent:?}", cases.len());
     if std::env::var_os("STATS").is_some() {
         eprintln!("{stats:#?}");
     }
