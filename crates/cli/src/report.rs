@@ -351,8 +351,10 @@ fn ablation_section(args: &ReportArgs) -> Result<(String, bool), String> {
          --regs 4 --regs 8 --count {} --reps {}`). Geomean of the weighted-cost ratio against \
          ion over the functions both allocate; time is the sum of each function's fastest of \
          the repetitions, configurations interleaved per function (the first rotating), \
-         against the default configuration's; the last columns show the mechanism's own \
-         counter (default → off) and checker failures.",
+         against the mean of the default configuration's and its control's (the default run \
+         again with a context of its own, the last row: its distance from 1.000 is the \
+         column's noise floor); the last columns show the mechanism's own counter (default → \
+         off) and checker failures.",
         // The folder is the reader's own: the page names no path of the machine it ran on.
         if args.wasm.is_some() {
             " --wasm DIR"

@@ -187,11 +187,20 @@ fn ablate_tabulates_a_wasm_module_beside_the_fuzz_corpus() {
         "{stdout}"
     );
     for table in tables {
-        // ion, the default, then one row per mechanism turned off; every row checked.
+        // ion, the default, one row per mechanism turned off, then the default again as
+        // the time column's control; every row checked.
         let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
-        assert!(rows.len() > 3, "{table}");
-        let default = rows.iter().find(|r| r.starts_with("| default |")).unwrap();
-        assert!(default.contains("| 1.000 |"), "{default}");
+        assert!(rows.len() > 4, "{table}");
+        let time = |name: &str| -> f64 {
+            let row = rows
+                .iter()
+                .find(|r| r.starts_with(&format!("| {name} |")))
+                .unwrap_or_else(|| panic!("no {name} row: {table}"));
+            row.split('|').nth(6).unwrap().trim().parse().unwrap()
+        };
+        // Times are against the mean of the two default runs.
+        let (default, control) = (time("default"), time("default (control)"));
+        assert!((default + control - 2.0).abs() <= 0.002, "{default} {control}");
         for row in rows.iter().skip(2) {
             assert!(row.ends_with("| 0 |"), "a configuration failed: {row}");
         }

@@ -291,7 +291,10 @@ impl PieceIndex {
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn recolor_hints(&mut self) {
         let mut g = std::mem::take(&mut self.ctx.copy_graph);
-        self.build_copy_graph(&mut g);
+        if !self.build_copy_graph(&mut g) {
+            self.ctx.copy_graph = g;
+            return;
+        }
         g.tallies.clear();
         g.tally_of.clear();
         // An interval's copies are at most all of them.
@@ -407,7 +410,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
     }
 
-    fn build_copy_graph(&mut self, g: &mut CopyGraph) {
+    /// Fills `g` from the copies, fixed operands and piece transitions; false, with only
+    /// those listed, when none of them is broken between two registers (the only kind a
+    /// pass mends), so that no pass would move anything.
+    fn build_copy_graph(&mut self, g: &mut CopyGraph) -> bool {
         g.edges.clear();
         g.fixed.clear();
         self.index_pieces(&mut g.pieces);
@@ -428,6 +434,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         self.piece_transitions(g);
+        let reg = |i: IntervalId| self.ctx.intervals[i].assigned;
+        let broken = |a: IntervalId, b: Option<PReg>| reg(a).is_some_and(|r| b.is_some_and(|q| q != r));
+        if !g.edges.iter().any(|&(a, b, _)| broken(a, reg(b)))
+            && !g.fixed.iter().any(|&(a, p, _)| broken(a, Some(p)))
+        {
+            return false;
+        }
         // Adjacency lists, each interval's neighbours in ascending order: the copies seen
         // from both ends are bucketed by neighbour, then stably by interval (two counting
         // sorts, linear in copies plus intervals). Copies are symmetric, so an interval's
@@ -504,6 +517,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 && g.fixed.iter().all(|f| f.2.fract() == 0.0),
             "block frequencies are whole numbers"
         );
+        true
     }
 
     /// Moves between two pieces of one value are copies too: where one piece ends and
