@@ -200,7 +200,10 @@ fn ablate_tabulates_a_wasm_module_beside_the_fuzz_corpus() {
         };
         // Times are against the mean of the two default runs.
         let (default, control) = (time("default"), time("default (control)"));
-        assert!((default + control - 2.0).abs() <= 0.002, "{default} {control}");
+        assert!(
+            (default + control - 2.0).abs() <= 0.002,
+            "{default} {control}"
+        );
         for row in rows.iter().skip(2) {
             assert!(row.ends_with("| 0 |"), "a configuration failed: {row}");
         }

@@ -435,7 +435,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         self.piece_transitions(g);
         let reg = |i: IntervalId| self.ctx.intervals[i].assigned;
-        let broken = |a: IntervalId, b: Option<PReg>| reg(a).is_some_and(|r| b.is_some_and(|q| q != r));
+        let broken =
+            |a: IntervalId, b: Option<PReg>| reg(a).is_some_and(|r| b.is_some_and(|q| q != r));
         if !g.edges.iter().any(|&(a, b, _)| broken(a, reg(b)))
             && !g.fixed.iter().any(|&(a, p, _)| broken(a, Some(p)))
         {
