@@ -27,10 +27,10 @@ use regalloc2::{Function, PReg, PRegSet, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
-/// One pass: a second one (retrying the copies whose registers changed since they failed)
-/// bought 0.004% of the Wasm corpus's summed weighted cost (0.02% at most on the fuzz
-/// corpora) for 1.5% of the allocation instructions (session 26); the retry bookkeeping
-/// stays for a larger bound.
+/// One pass, as LLVM's: a second one (retrying the copies whose registers changed since
+/// they failed) bought 0.004% of the Wasm corpus's summed weighted cost (0.02% at most on
+/// the fuzz corpora; a few functions 2-9%) for 1.5% of the allocation instructions
+/// (session 26, docs/design.md). The retry bookkeeping stays for a larger bound.
 const MAX_PASSES: usize = 1;
 /// Occupants of the target register a group may be exchanged with.
 const MAX_SWAP: usize = 8;
