@@ -29,7 +29,7 @@ const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
 /// One pass, as LLVM's: a second one (retrying the copies whose registers changed since
 /// they failed) bought 0.004% of the Wasm corpus's summed weighted cost (0.02% at most on
-/// the fuzz corpora; a few functions 2-9%) for 1.5% of the allocation instructions
+/// the fuzz corpora; a few functions 2-10%) for 1.5% of the allocation instructions
 /// (session 26, docs/design.md). The retry bookkeeping stays for a larger bound.
 const MAX_PASSES: usize = 1;
 /// Occupants of the target register a group may be exchanged with.
@@ -304,7 +304,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // An interval's copies are at most all of them.
         g.any_many_copies = g.edges.len() > MANY_COPIES as usize
             && g.offsets.windows(2).map(|w| w[1] - w[0]).max() > Some(MANY_COPIES);
-        // A move can unblock another; a few passes catch most of those chains.
+        // A move can unblock another: with more than one pass allowed, a later pass
+        // retries what the moves before it may have unblocked.
         for _ in 0..MAX_PASSES {
             let before = self.stats.hint_recolorings;
             self.recolor_pass(&mut g);
