@@ -11,7 +11,11 @@
 //! cannot be fixed by moving either alone.
 //!
 //! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
-//! `MAX_PIECES` pieces are left alone, and each broken copy is visited once per pass, at most `MAX_PASSES` passes.
+//! `MAX_PIECES` pieces are left alone, and each broken copy is visited once, in one pass
+//! (as LLVM's). A second pass, retrying the copies whose registers had changed since they
+//! failed, bought 0.004% of the Wasm corpus's summed weighted cost (0.02% at most on the
+//! fuzz corpora; a few functions 2-10%) for 1.5% of the allocation instructions (session
+//! 26, docs/design.md).
 //! An interval with more than `MANY_COPIES` copies (a value copied into each case of a
 //! wide switch) keeps its partners' frequencies summed by register, so a group or an
 //! exchange reaching it reads those sums instead of walking its copies.
@@ -27,11 +31,6 @@ use regalloc2::{Function, PReg, PRegSet, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
-/// One pass, as LLVM's: a second one (retrying the copies whose registers changed since
-/// they failed) bought 0.004% of the Wasm corpus's summed weighted cost (0.02% at most on
-/// the fuzz corpora; a few functions 2-10%) for 1.5% of the allocation instructions
-/// (session 26, docs/design.md). The retry bookkeeping stays for a larger bound.
-const MAX_PASSES: usize = 1;
 /// Occupants of the target register a group may be exchanged with.
 const MAX_SWAP: usize = 8;
 
@@ -74,8 +73,6 @@ pub(crate) struct CopyGraph {
     moves: u32,
     /// Per register index: the value of `moves` when its occupants last changed.
     changed_at: Vec<u32>,
-    /// Per edge, then per fixed operand: `moves` when trying to mend it last failed.
-    failed_at: Vec<u32>,
     /// Per interval: the register its group last failed to move to, and `moves` then.
     /// Any member of a group collects the same group, so while neither register changes
     /// the attempt fails again from any of them.
@@ -244,9 +241,6 @@ enum Side {
     Other,
 }
 
-/// `CopyGraph::failed_at` of a copy not tried yet.
-const NOT_TRIED: u32 = u32::MAX;
-
 /// Below this, a sum of whole-number frequencies is exact in `f32` (every partial sum is
 /// no larger), so it does not depend on the order of its terms.
 const EXACT_SUM: f32 = 16_777_216.0;
@@ -304,25 +298,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // An interval's copies are at most all of them.
         g.any_many_copies = g.edges.len() > MANY_COPIES as usize
             && g.offsets.windows(2).map(|w| w[1] - w[0]).max() > Some(MANY_COPIES);
-        // A move can unblock another: with more than one pass allowed, a later pass
-        // retries what the moves before it may have unblocked.
-        for _ in 0..MAX_PASSES {
-            let before = self.stats.hint_recolorings;
-            self.recolor_pass(&mut g);
-            if self.stats.hint_recolorings == before {
-                break;
-            }
-        }
+        self.recolor_pass(&mut g);
         self.ctx.copy_graph = g;
     }
 
-    /// Whether mending a copy between registers `x` and `y` that failed when `failed_at`
-    /// moves had been made might succeed now. Its outcome depends only on what occupies
-    /// `x` and `y` (the group, the occupants in the way, and which copies around them are
-    /// broken are all read from those two registers), so unless one of them changed since,
-    /// the attempt would fail again.
-    fn worth_retrying(g: &CopyGraph, failed_at: u32, x: PReg, y: PReg) -> bool {
-        failed_at == NOT_TRIED || Self::changed_since(g, failed_at, x, y)
+    /// The registers of a copy's two ends (or of a fixed operand's interval and its
+    /// register) when both are known and differ: the only copies a pass mends.
+    fn broken_between(a: Option<PReg>, b: Option<PReg>) -> Option<(PReg, PReg)> {
+        match (a, b) {
+            (Some(a), Some(b)) if a != b => Some((a, b)),
+            _ => None,
+        }
+    }
+
+    /// `broken_between` for the copy between intervals `a` and `b`.
+    fn copy_broken(&self, a: IntervalId, b: IntervalId) -> Option<(PReg, PReg)> {
+        Self::broken_between(
+            self.ctx.intervals[a].assigned,
+            self.ctx.intervals[b].assigned,
+        )
     }
 
     fn changed_since(g: &CopyGraph, moves: u32, x: PReg, y: PReg) -> bool {
@@ -335,36 +329,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         broken.clear();
         broken.extend((0..g.edges.len() as u32).filter(|&i| {
             let (a, b, _) = g.edges[i as usize];
-            self.ctx.intervals[a].assigned != self.ctx.intervals[b].assigned
+            self.copy_broken(a, b).is_some()
         }));
         broken.sort_by(|&x, &y| g.edges[y as usize].2.total_cmp(&g.edges[x as usize].2));
         for &i in &broken {
             let (a, b, _) = g.edges[i as usize];
-            let (ra, rb) = (
-                self.ctx.intervals[a].assigned,
-                self.ctx.intervals[b].assigned,
-            );
-            let (Some(ra), Some(rb)) = (ra, rb) else {
-                continue;
-            };
-            if ra == rb || !Self::worth_retrying(g, g.failed_at[i as usize], ra, rb) {
-                continue;
-            }
-            if !self.move_group(g, a, rb) && !self.move_group(g, b, ra) {
-                g.failed_at[i as usize] = g.moves;
+            // Read again: the moves before it in this pass may have mended it.
+            if let Some((ra, rb)) = self.copy_broken(a, b)
+                && !self.move_group(g, a, rb)
+            {
+                self.move_group(g, b, ra);
             }
         }
         g.broken = broken;
         // A fixed operand is a copy too: try moving its group into the fixed register.
-        let edges = g.edges.len();
         for i in 0..g.fixed.len() {
             let (a, p, _) = g.fixed[i];
-            if let Some(r) = self.ctx.intervals[a].assigned
-                && r != p
-                && Self::worth_retrying(g, g.failed_at[edges + i], r, p)
-                && !self.move_group(g, a, p)
-            {
-                g.failed_at[edges + i] = g.moves;
+            if Self::broken_between(self.ctx.intervals[a].assigned, Some(p)).is_some() {
+                self.move_group(g, a, p);
             }
         }
     }
@@ -439,11 +421,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         self.piece_transitions(g);
-        let reg = |i: IntervalId| self.ctx.intervals[i].assigned;
-        let broken =
-            |a: IntervalId, b: Option<PReg>| reg(a).is_some_and(|r| b.is_some_and(|q| q != r));
-        if !g.edges.iter().any(|&(a, b, _)| broken(a, reg(b)))
-            && !g.fixed.iter().any(|&(a, p, _)| broken(a, Some(p)))
+        let fixed_broken =
+            |a: IntervalId, p: PReg| Self::broken_between(self.ctx.intervals[a].assigned, Some(p));
+        if !g
+            .edges
+            .iter()
+            .any(|&(a, b, _)| self.copy_broken(a, b).is_some())
+            && !g
+                .fixed
+                .iter()
+                .any(|&(a, p, _)| fixed_broken(a, p).is_some())
         {
             return false;
         }
@@ -509,8 +496,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.moves = 0;
         g.changed_at.clear();
         g.changed_at.resize(PReg::NUM_INDEX, 0);
-        g.failed_at.clear();
-        g.failed_at.resize(g.edges.len() + g.fixed.len(), NOT_TRIED);
         g.stuck.clear();
         for (set, order) in g.in_order.iter_mut().zip(&self.out.order) {
             *set = PRegSet::empty();

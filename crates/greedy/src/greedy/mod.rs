@@ -141,34 +141,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             let main_loop = t.elapsed().saturating_sub(nested);
             self.stats.phases.add(Phase::Assignment, main_loop);
         }
-        // With `unspill_copy_freed`, copy spilling goes first and unspilling also probes
-        // the registers its values left: a chain of copy-only values held registers
-        // through a hot loop where the values spilled beside it can take them now.
         // Copy spilling, unspilling and head splits act on pieces in a slot, or on values
         // copied to one: with nothing spilled (593 of the 1,449 Wasm functions) each is a
         // no-op, and skipping them keeps their code out of the instruction cache.
-        let spilled = !self.ctx.spill_log.is_empty();
-        let copy_first = self.options.copy_spilling && self.options.unspill_copy_freed;
-        let mut copy_freed = PRegSet::empty();
-        if copy_first && spilled {
-            let t = phase_clock(self.options);
-            copy_freed = self.spill_copy_only_values();
-            self.stats.phases.since(Phase::HintRecoloring, t);
-        }
-        if self.options.unspilling && spilled {
-            let t = phase_clock(self.options);
-            self.unspill_pieces(copy_freed);
-            self.stats.phases.since(Phase::HintRecoloring, t);
-        }
-        if self.options.copy_spilling && !copy_first && spilled {
-            let t = phase_clock(self.options);
-            self.spill_copy_only_values();
-            self.stats.phases.since(Phase::HintRecoloring, t);
-        }
-        if self.options.head_splits && spilled {
-            let t = phase_clock(self.options);
-            self.keep_spilled_heads();
-            self.stats.phases.since(Phase::HintRecoloring, t);
+        if !self.ctx.spill_log.is_empty() {
+            self.revisit_spilled();
         }
         if self.options.hint_recoloring {
             let t = phase_clock(self.options);
@@ -187,6 +164,36 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         self.stats.phases.since(Phase::SlotSharing, t);
         self.export();
         Ok(())
+    }
+
+    /// The passes after the main loop that revisit spilled pieces and the values copied
+    /// to them: copy spilling, unspilling, head splits.
+    fn revisit_spilled(&mut self) {
+        // With `unspill_copy_freed`, copy spilling goes first and unspilling also probes
+        // the registers its values left: a chain of copy-only values held registers
+        // through a hot loop where the values spilled beside it can take them now.
+        let copy_first = self.options.copy_spilling && self.options.unspill_copy_freed;
+        let mut copy_freed = PRegSet::empty();
+        if copy_first {
+            let t = phase_clock(self.options);
+            copy_freed = self.spill_copy_only_values();
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        if self.options.unspilling {
+            let t = phase_clock(self.options);
+            self.unspill_pieces(copy_freed);
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        if self.options.copy_spilling && !copy_first {
+            let t = phase_clock(self.options);
+            self.spill_copy_only_values();
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
+        if self.options.head_splits {
+            let t = phase_clock(self.options);
+            self.keep_spilled_heads();
+            self.stats.phases.since(Phase::HintRecoloring, t);
+        }
     }
 
     /// Hands the intervals' final locations to `out`: a home piece per run of each
