@@ -251,6 +251,11 @@ impl Union {
     fn any_overlapping(&self, segments: &[Segment], pick: impl Fn(IntervalId) -> bool) -> bool {
         let mut cursor = FRESH;
         for s in merged(segments) {
+            // No occupant at all there, whatever `pick` says: the bits answer without a
+            // search (the cursor stays behind, which `seek` allows).
+            if s.len() <= MAX_BIT_PROBE && !self.bits.any(s.start, s.end) {
+                continue;
+            }
             let Some(first) = self.seek(&mut cursor, s.start) else {
                 return false;
             };
