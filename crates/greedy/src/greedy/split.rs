@@ -1513,9 +1513,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Windows that evict: from each use, extended while the window's estimated
             // weight may still beat its heaviest occupant, over at most
             // `max_interference` occupants and `MAX_EVICTING_WINDOW` use instructions
-            // (bounded work per start). Only windows with at least as many uses as the
-            // best so far are weighed: fewer cannot replace it.
-            let mut need = best.map_or(0, |w| w.uses);
+            // (bounded work per start). Only windows that could replace the best so far
+            // are weighed: as many uses as an evicting best, one more than a free one (a
+            // window that evicts ranks below a free one of as many uses).
+            let need_of = |best: Option<LocalWindow>| {
+                best.map_or(0, |w| w.uses + usize::from(w.evicts == 0.0))
+            };
+            let mut need = need_of(best);
             crossed.restart();
             for a in 0..m {
                 if m - a < need || need > MAX_EVICTING_WINDOW {
@@ -1569,7 +1573,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         }
                         if estimate(a, b) * HYSTERESIS > heaviest {
                             consider(&mut best, a, b, heaviest);
-                            need = best.map_or(0, |w| w.uses);
+                            need = need_of(best);
                         }
                     }
                     let Some(&step) = ahead.next() else {
