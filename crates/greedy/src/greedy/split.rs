@@ -91,6 +91,21 @@ struct LocalWindow {
     evicts: f32,
 }
 
+/// The most use instructions a local-split window may hold among `cells` (use `k` is cell
+/// `2k`, the gap after it `2k + 1`) without crossing an infinite one.
+fn longest_finite_run(cells: &[f32]) -> usize {
+    let (mut longest, mut run) = (0, 0);
+    for (c, w) in cells.iter().enumerate() {
+        if w.is_infinite() {
+            run = 0;
+        } else if c % 2 == 0 {
+            run += 1;
+            longest = longest.max(run);
+        }
+    }
+    longest
+}
+
 /// Extends a local-split window's extremes (heaviest occupant, first and last occupant
 /// ordinals) over one more step.
 #[inline(always)]
@@ -1502,6 +1517,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !evictable {
                 continue;
             }
+            // Only windows that could replace the best so far are weighed: as many uses as
+            // an evicting best, one more than a free one (a window that evicts ranks below
+            // a free one of as many uses). A window crosses no infinite cell (a fixed
+            // reservation, an occupant eviction may not touch), so none here holds more
+            // uses than the longest run of finite cells: below the need, none is weighed.
+            let need_of = |best: Option<LocalWindow>| {
+                best.map_or(0, |w| w.uses + usize::from(w.evicts == 0.0))
+            };
+            let mut need = need_of(best);
+            if longest_finite_run(&cell_weight[..n_cells]) < need {
+                continue;
+            }
             for (b, step) in steps.iter_mut().enumerate() {
                 let (x, y) = (2 * b + 1, 2 * b + 2);
                 *step = (
@@ -1513,13 +1540,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Windows that evict: from each use, extended while the window's estimated
             // weight may still beat its heaviest occupant, over at most
             // `max_interference` occupants and `MAX_EVICTING_WINDOW` use instructions
-            // (bounded work per start). Only windows that could replace the best so far
-            // are weighed: as many uses as an evicting best, one more than a free one (a
-            // window that evicts ranks below a free one of as many uses).
-            let need_of = |best: Option<LocalWindow>| {
-                best.map_or(0, |w| w.uses + usize::from(w.evicts == 0.0))
-            };
-            let mut need = need_of(best);
+            // (bounded work per start), of at least `need` uses.
             crossed.restart();
             for a in 0..m {
                 if m - a < need || need > MAX_EVICTING_WINDOW {
