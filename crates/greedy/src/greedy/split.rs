@@ -2649,6 +2649,38 @@ mod tests {
     /// random steps (ties, infinite weights, empty steps, occupant ordinals in union
     /// order) and windows whose ends move right by random amounts, empty windows
     /// included.
+    /// The longest finite run is the most uses of any window `a..=b` whose cells `2a..=2b`
+    /// are all finite, checked against every window on random cell rows.
+    #[test]
+    fn longest_finite_run_is_the_longest_finite_window() {
+        let mut next = crate::tests::xorshift(0x51af_d7ed_558c_cd00);
+        let mut cut_short = 0;
+        for _ in 0..500 {
+            let uses = 1 + next(12) as usize;
+            let cells: Vec<f32> = (0..2 * uses - 1)
+                .map(|_| {
+                    if next(4) == 0 {
+                        f32::INFINITY
+                    } else {
+                        next(3) as f32
+                    }
+                })
+                .collect();
+            let mut longest = 0;
+            for a in 0..uses {
+                for b in a..uses {
+                    if cells[2 * a..=2 * b].iter().all(|w| w.is_finite()) {
+                        longest = longest.max(b - a + 1);
+                    }
+                }
+            }
+            assert_eq!(longest_finite_run(&cells), longest, "{cells:?}");
+            cut_short += usize::from(longest < uses);
+        }
+        // Rows an infinite cell cuts short were drawn (the case the bound prunes).
+        assert!(cut_short > 100);
+    }
+
     #[test]
     fn crossed_steps_match_a_plain_fold() {
         let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15);
