@@ -2645,10 +2645,6 @@ mod tests {
         );
     }
 
-    /// `CrossedSteps::fold` gives the extremes a plain fold over the window gives, for
-    /// random steps (ties, infinite weights, empty steps, occupant ordinals in union
-    /// order) and windows whose ends move right by random amounts, empty windows
-    /// included.
     /// The longest finite run is the most uses of any window `a..=b` whose cells `2a..=2b`
     /// are all finite, checked against every window on random cell rows.
     #[test]
@@ -2681,6 +2677,10 @@ mod tests {
         assert!(cut_short > 100);
     }
 
+    /// `CrossedSteps::fold` gives the extremes a plain fold over the window gives, for
+    /// random steps (ties, infinite weights, empty steps, occupant ordinals in union
+    /// order) and windows whose ends move right by random amounts, empty windows
+    /// included.
     #[test]
     fn crossed_steps_match_a_plain_fold() {
         let mut next = crate::tests::xorshift(0x9e37_79b9_7f4a_7c15);
