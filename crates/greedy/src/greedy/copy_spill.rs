@@ -280,7 +280,7 @@ enum Location {
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill_copy_only_values(&mut self) -> PRegSet {
-        let mut s = std::mem::take(&mut self.ctx.copy_spill);
+        let mut s = self.ctx.copy_spill.take();
         s.candidates.clear();
         s.freed = PRegSet::empty();
         s.freed_runs.clear();
@@ -300,7 +300,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         if s.candidates.is_empty() {
-            self.ctx.copy_spill = s;
+            self.ctx.copy_spill.put(s);
             return PRegSet::empty();
         }
         s.copies.clear();
@@ -377,7 +377,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         s.index_freed(2 * self.func.num_insts());
         let freed = s.freed;
-        self.ctx.copy_spill = s;
+        self.ctx.copy_spill.put(s);
         freed
     }
 

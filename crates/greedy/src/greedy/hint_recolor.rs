@@ -288,9 +288,9 @@ impl PieceIndex {
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn recolor_hints(&mut self) {
-        let mut g = std::mem::take(&mut self.ctx.copy_graph);
+        let mut g = self.ctx.copy_graph.take();
         if !self.build_copy_graph(&mut g) {
-            self.ctx.copy_graph = g;
+            self.ctx.copy_graph.put(g);
             return;
         }
         g.tallies.clear();
@@ -299,7 +299,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.any_many_copies = g.edges.len() > MANY_COPIES as usize
             && g.offsets.windows(2).map(|w| w[1] - w[0]).max() > Some(MANY_COPIES);
         self.recolor_pass(&mut g);
-        self.ctx.copy_graph = g;
+        self.ctx.copy_graph.put(g);
     }
 
     /// The registers of a copy's two ends (or of a fixed operand's interval and its

@@ -75,15 +75,43 @@ pub(crate) struct GreedyCtx {
     pub scratch_uses: Vec<crate::analysis::intervals::UseSite>,
     pub(crate) recolor: recolor::RecolorCtx,
     callee_saved: csr::CalleeSaved,
-    copy_graph: hint_recolor::CopyGraph,
-    copy_spill: copy_spill::CopySpillScratch,
-    unspill: unspill::UnspillScratch,
+    copy_graph: Lent<hint_recolor::CopyGraph>,
+    copy_spill: Lent<copy_spill::CopySpillScratch>,
+    unspill: Lent<unspill::UnspillScratch>,
     /// Every interval spilled, with the moment (`spill_moment`; epoch `NOT_TRIED` for a
     /// piece spilled without a look for a register): the candidates of `unspill_pieces`.
     spill_log: Vec<(IntervalId, (u32, PRegSet))>,
-    region_scratch: split::RegionScratch,
-    local_scratch: split::LocalScratch,
-    block_scratch: split::BlockScratch,
+    region_scratch: Lent<split::RegionScratch>,
+    local_scratch: Lent<split::LocalScratch>,
+    block_scratch: Lent<split::BlockScratch>,
+}
+
+/// A stage's scratch structure, lent out whole while the stage also needs `&mut self`.
+/// Only a pointer moves out and back: taking the structure itself (`mem::take`) copied
+/// its hundreds of bytes of vector headers twice per call and ran the drop glue of the
+/// placeholder left behind, on every split attempt.
+pub(crate) struct Lent<T>(Option<Box<T>>);
+
+impl<T> Default for Lent<T> {
+    fn default() -> Self {
+        Lent(None)
+    }
+}
+
+impl<T: Default> Lent<T> {
+    /// The structure, with the buffers of its last use (a fresh one the first time).
+    pub(crate) fn take(&mut self) -> Box<T> {
+        self.0.take().unwrap_or_default()
+    }
+
+    pub(crate) fn put(&mut self, t: Box<T>) {
+        self.0 = Some(t);
+    }
+
+    /// The structure while it is not lent out, if it was ever used.
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.as_deref()
+    }
 }
 
 pub(crate) struct Allocator<'a, F: Function + ?Sized> {

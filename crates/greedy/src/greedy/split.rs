@@ -360,18 +360,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Hopfield-style descent over the same objective as LLVM's spill placement). The
     /// cheapest labelling over all candidates is used if it beats spilling everything.
     fn try_region_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
-        let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
+        let mut scratch = self.ctx.region_scratch.take();
         let split = self.region_split_with(&mut scratch, id, avoid_csr, None);
-        self.ctx.region_scratch = scratch;
+        self.ctx.region_scratch.put(scratch);
         split
     }
 
     /// A region split that avoids untouched callee-saved registers and must cost less
     /// than `cap` (`try_csr_pre_split`).
     pub(crate) fn try_region_split_under(&mut self, id: IntervalId, cap: f32) -> bool {
-        let mut scratch = std::mem::take(&mut self.ctx.region_scratch);
+        let mut scratch = self.ctx.region_scratch.take();
         let split = self.region_split_with(&mut scratch, id, true, Some(cap));
-        self.ctx.region_scratch = scratch;
+        self.ctx.region_scratch.put(scratch);
         split
     }
 
@@ -1092,9 +1092,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// loop), and once it is split again all its segments share one loop, so it gets
     /// per-block pieces: splitting still terminates.
     fn try_block_split(&mut self, id: IntervalId) -> bool {
-        let mut scratch = std::mem::take(&mut self.ctx.block_scratch);
+        let mut scratch = self.ctx.block_scratch.take();
         let split = self.block_split_with(&mut scratch, id);
-        self.ctx.block_scratch = scratch;
+        self.ctx.block_scratch.put(scratch);
         split
     }
 
@@ -1297,9 +1297,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// the interval before and after it. The window keeps that register; the outer pieces
     /// are requeued. A window holding every use is no progress.
     fn try_local_split(&mut self, id: IntervalId, avoid_csr: bool) -> bool {
-        let mut scratch = std::mem::take(&mut self.ctx.local_scratch);
+        let mut scratch = self.ctx.local_scratch.take();
         let split = self.local_split_with(&mut scratch, id, avoid_csr);
-        self.ctx.local_scratch = scratch;
+        self.ctx.local_scratch.put(scratch);
         split
     }
 

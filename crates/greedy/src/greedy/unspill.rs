@@ -113,7 +113,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     pub(crate) fn unspill_pieces(&mut self, copy_freed: PRegSet) {
         self.unspill_bridges();
-        let mut s = std::mem::take(&mut self.ctx.unspill);
+        let mut s = self.ctx.unspill.take();
         s.candidates.clear();
         for &(id, moment) in &self.ctx.spill_log {
             let iv = &self.ctx.intervals[id];
@@ -150,7 +150,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
                 // And the registers copy spilling emptied where the piece lives.
                 for p in copy_freed {
-                    if self.ctx.copy_spill.freed_over(p, &iv.runs) {
+                    if self
+                        .ctx
+                        .copy_spill
+                        .get()
+                        .is_some_and(|c| c.freed_over(p, &iv.runs))
+                    {
                         held.add(p);
                     }
                 }
@@ -174,7 +179,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         if s.candidates.is_empty() {
-            self.ctx.unspill = s;
+            self.ctx.unspill.put(s);
             return;
         }
         self.index_spilled_values(&mut s);
@@ -257,7 +262,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &v in &s.vregs {
             s.index[v as usize] = SpilledValue::default();
         }
-        self.ctx.unspill = s;
+        self.ctx.unspill.put(s);
     }
 
     /// Bridges out of the slot. A region split that cuts a value inside an instruction
