@@ -157,6 +157,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.sunk_moves,
     },
     Mechanism {
+        name: "fallthrough-copies",
+        option: "fallthrough_copies",
+        disable: |o| o.fallthrough_copies = false,
+        counter: "fallthrough_copies",
+        count: |s| s.fallthrough_copies,
+    },
+    Mechanism {
         name: "sibling-reuse-copies",
         option: "sibling_reuse_copies",
         disable: |o| o.sibling_reuse_copies = false,

@@ -14,6 +14,8 @@
 //! parts (moves, spills, reloads, stack moves, callee-saved) and ion's, tab-separated.
 //! `--base OLD.tsv` (an earlier `--out`) compares greedy's costs with that build's, function
 //! by function: how many got cheaper and dearer, and the largest changes either way.
+//! Each summary line also gives both allocators' broken fallthroughs (`cost::broken_fallthroughs`,
+//! a diagnostic outside the weighted cost).
 //! `OFF=option,option` turns greedy's options off (as in the `profile` example), to see
 //! which functions a mechanism changes.
 
@@ -96,8 +98,9 @@ fn main() {
     }
     let options = off::options_from_env();
     let ion_options = regalloc2::RegallocOptions::default();
-    // Per group: (functions, sum of log ratios, greedy sum, ion sum); "wasm" sums every dump.
-    let mut groups: BTreeMap<String, (usize, f64, u64, u64)> = BTreeMap::new();
+    // Per group: (functions, sum of log ratios, greedy sum, ion sum, greedy's and ion's
+    // broken fallthroughs); "wasm" sums every dump.
+    let mut groups: BTreeMap<String, (usize, f64, u64, u64, u64, u64)> = BTreeMap::new();
     let mut lines = String::new();
     let mut failures = 0;
     for c in &cases {
@@ -120,6 +123,10 @@ fn main() {
             cost::cost(&c.func, &c.env, &ion),
         );
         let (g, i) = (gc.weighted, ic.weighted);
+        let broken = (
+            cost::broken_fallthroughs(&c.func, &ours),
+            cost::broken_fallthroughs(&c.func, &ion),
+        );
         let log = ((g + 1) as f64 / (i + 1) as f64).ln();
         let whole = (!c.group.starts_with("fuzz")).then(|| "wasm (all modules)".to_string());
         for key in std::iter::once(c.group.clone()).chain(whole) {
@@ -128,6 +135,8 @@ fn main() {
             e.1 += log;
             e.2 += g;
             e.3 += i;
+            e.4 += broken.0;
+            e.5 += broken.1;
         }
         let parts = |p: &cost::CostParts| {
             format!(
@@ -142,9 +151,9 @@ fn main() {
             parts(&ic.parts)
         ));
     }
-    for (name, (n, log, g, i)) in &groups {
+    for (name, (n, log, g, i, bg, bi)) in &groups {
         println!(
-            "{name:44} n={n:5} cost_ratio={:.4} summed={g} ion={i} summed_ratio={:.4}",
+            "{name:44} n={n:5} cost_ratio={:.4} summed={g} ion={i} summed_ratio={:.4} broken_fallthroughs={bg} ion={bi}",
             (log / *n as f64).exp(),
             *g as f64 / (*i).max(1) as f64
         );

@@ -239,6 +239,13 @@ pub struct Options {
     /// register and stored once at the block's start, instead of stored on every
     /// incoming edge, where that is cheaper by block frequency.
     pub join_stores: bool,
+    /// A copy on an edge block that Cranelift lays out right after the branch it leaves
+    /// (blocks are emitted in index order; one holding a move is not elided) weighs the
+    /// frequency of the branch's other successors as well: a move there puts the edge
+    /// block in the branch's fallthrough and turns the way into those successors, often
+    /// a hot loop's, into a taken branch. Hints and hint recoloring then keep that
+    /// block empty where it costs them less (`Partners::compute`).
+    pub fallthrough_copies: bool,
     /// Record the wall time of each allocation phase in `Stats::phases`. Off by default:
     /// a clock read costs tens of nanoseconds, which adds up to a few percent on small
     /// functions with many eviction and split attempts.
@@ -288,6 +295,7 @@ impl Default for Options {
             cross_block_redundant_moves: true,
             reload_from_copies: true,
             join_stores: true,
+            fallthrough_copies: true,
             phase_times: false,
             debug_break_rule: false,
         }
@@ -404,6 +412,9 @@ pub struct Stats {
     /// Spilled merge-block parameters received in a register and stored once at the
     /// block's start instead of on every incoming edge (`Options::join_stores`).
     pub join_stores: usize,
+    /// Branch-argument copies weighed up for the fallthrough their move would break
+    /// (`Options::fallthrough_copies`).
+    pub fallthrough_copies: usize,
     /// Copies whose two ends iterated register coalescing merged into one node (counted
     /// again in each colouring round).
     pub coalesced_copies: usize,
@@ -606,6 +617,7 @@ impl std::ops::AddAssign for Stats {
             cross_block_redundant_moves_removed,
             reloads_from_copies,
             join_stores,
+            fallthrough_copies,
             coalesced_copies,
             colouring_rounds,
             phases,
@@ -653,6 +665,7 @@ impl std::ops::AddAssign for Stats {
         self.cross_block_redundant_moves_removed += cross_block_redundant_moves_removed;
         self.reloads_from_copies += reloads_from_copies;
         self.join_stores += join_stores;
+        self.fallthrough_copies += fallthrough_copies;
         self.coalesced_copies += coalesced_copies;
         self.colouring_rounds += colouring_rounds;
         self.phases += phases;

@@ -64,6 +64,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
     ("head_splits", |o| o.head_splits = false),
     ("sibling_reuse_copies", |o| o.sibling_reuse_copies = false),
+    ("fallthrough_copies", |o| o.fallthrough_copies = false),
     ("region_islands", |o| o.region_islands = false),
     ("queue_split_parts", |o| o.queue_split_parts = false),
 ];

@@ -128,6 +128,46 @@ pub fn cost<F: Function + ?Sized>(func: &F, env: &MachineEnv, out: &Output) -> C
     c
 }
 
+/// Broken fallthroughs: not part of the weighted cost, a diagnostic beside it. Cranelift
+/// emits blocks in index order and drops a block that only jumps, so an edge block (one
+/// predecessor, one successor, nothing but its jump) that receives an edit stays in the
+/// code; laid out right after its predecessor's branch, it becomes that branch's
+/// fallthrough and the way into each other successor a taken branch. Sums, over such
+/// edge blocks with an edit, the frequency (as in [`cost`]) of each other successor of
+/// the branch, capped at the branch's own: a hot loop's way round made a taken branch by
+/// a move on its exit edge counts its loop's frequency.
+pub fn broken_fallthroughs<F: Function + ?Sized>(func: &F, out: &Output) -> u64 {
+    let depth = loop_depths(func);
+    let freq = |b: Block| 10u64.pow(depth[b.index()].min(MAX_FREQ_DEPTH));
+    let block_of_inst = inst_blocks(func);
+    let mut edited = vec![false; func.num_blocks()];
+    for (pt, _) in &out.edits {
+        if let Some(Some(b)) = block_of_inst.get(pt.inst().index()) {
+            edited[b.index()] = true;
+        }
+    }
+    let mut broken = 0;
+    for e in (1..func.num_blocks()).map(Block::new) {
+        let &[p] = func.block_preds(e) else {
+            continue;
+        };
+        if !edited[e.index()]
+            || p.index() + 1 != e.index()
+            || func.block_succs(e).len() != 1
+            || func.block_insns(e).len() != 1
+        {
+            continue;
+        }
+        broken += func
+            .block_succs(p)
+            .iter()
+            .filter(|&&s| s != e)
+            .map(|&s| freq(s).min(freq(p)))
+            .sum::<u64>();
+    }
+    broken
+}
+
 /// For each instruction, its block (None for instructions in no block's range).
 fn inst_blocks<F: Function + ?Sized>(func: &F) -> Vec<Option<Block>> {
     let mut v = vec![None; func.num_insts()];

@@ -263,3 +263,52 @@ fn restrict_env_keeps_k_registers() {
     assert_eq!(copy.num_insts(), f.num_insts());
     assert_eq!(copy.to_string(), ragreedy_testkit::builder::listing(&f));
 }
+
+/// `broken_fallthroughs`: a move on a loop's exit edge block, laid out right after the
+/// loop's branch, breaks the fallthrough into the way round (frequency 10); the same move
+/// in the loop's latch block (not right after the branch), or none, breaks nothing.
+#[test]
+fn broken_fallthroughs_counts_an_edited_exit_edge_after_its_branch() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3, b4, b5) = (
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+    );
+    let c = b.vreg(RegClass::Int);
+    b.jump(b0, b1, &[]);
+    b.jump(b1, b2, &[]);
+    b.inst(b2, &[Operand::reg_def(c)]);
+    b.branch(b2, &[Operand::reg_use(c)], &[(b3, &[][..]), (b4, &[][..])]);
+    let exit_jump = b.jump(b3, b5, &[]);
+    let latch_jump = b.jump(b4, b1, &[]);
+    b.ret(b5, &[]);
+    let f = b.build().func;
+    assert_eq!(loop_depths(&f), vec![0, 1, 1, 0, 1, 0]);
+    let r = |i| Allocation::reg(PReg::new(i, RegClass::Int));
+    let move_before = |inst: usize| Output {
+        edits: vec![(
+            ProgPoint::before(Inst::new(inst)),
+            Edit::Move {
+                from: r(0),
+                to: r(1),
+            },
+        )],
+        ..Output::default()
+    };
+    assert_eq!(
+        ragreedy_testkit::cost::broken_fallthroughs(&f, &move_before(exit_jump.0)),
+        10
+    );
+    assert_eq!(
+        ragreedy_testkit::cost::broken_fallthroughs(&f, &move_before(latch_jump.0)),
+        0
+    );
+    assert_eq!(
+        ragreedy_testkit::cost::broken_fallthroughs(&f, &Output::default()),
+        0
+    );
+}

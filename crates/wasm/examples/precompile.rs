@@ -3,7 +3,7 @@
 //! Where two allocators' code runs at different speeds, this is what to compare.
 //!
 //! ```sh
-//! cargo run --release -p ragreedy-wasm --example precompile -- MODULE.wasm OUT_PREFIX [ALLOCATOR...]
+//! cargo run --release --example precompile -- MODULE.wasm OUT_PREFIX [ALLOCATOR...]
 //! objdump -d OUT_PREFIX.greedy.elf
 //! ```
 

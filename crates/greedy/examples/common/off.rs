@@ -31,6 +31,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "region_islands" => options.region_islands = false,
             "queue_split_parts" => options.queue_split_parts = false,
             "join_stores" => options.join_stores = false,
+            "fallthrough_copies" => options.fallthrough_copies = false,
             "last_chance_recoloring" => options.last_chance_recoloring = false,
             "slot_sharing" => options.slot_sharing = false,
             "redundant_moves" => options.redundant_moves = false,

@@ -136,11 +136,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         // First: the callee-saved setup and the intervals read its list of fixed operands.
         self.ctx.partners.join_params_once = self.options.join_stores;
         self.ctx.partners.sibling_reuses = self.options.sibling_reuse_copies;
+        self.ctx.partners.fallthrough_copies = self.options.fallthrough_copies;
         self.ctx.partners.compute_listed(
             self.func,
             &self.an.freq,
             &self.an.live.copy_or_fixed_insts,
         );
+        self.stats.fallthrough_copies = self.ctx.partners.fallthrough_weighted;
         if self.options.long_value_order {
             self.build_long_order();
         }

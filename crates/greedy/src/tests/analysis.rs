@@ -473,3 +473,88 @@ fn calls_are_found_between_instructions() {
     assert!(an.intervals.call_between(inst(2), inst(6)));
     assert!(!an.intervals.call_between(inst(6), inst(7)));
 }
+
+/// A loop whose body block branches to its exit edge block and to the block that goes
+/// round again, the exit edge created `exit_first` right after the body (so laid out as
+/// its fallthrough) or after the loop's other block. The value `v`, defined before the
+/// loop, leaves it as the exit block's parameter `p`. Returns the function, the blocks
+/// (body, exit edge, continue) and `(v, p)`.
+fn loop_with_exit_edge(
+    exit_first: bool,
+) -> (
+    ragreedy_testkit::builder::TestFunc,
+    [Block; 3],
+    (VReg, VReg),
+) {
+    let mut b = FuncBuilder::new();
+    let entry = b.block();
+    let header = b.block();
+    let body = b.block();
+    let (exit_edge, cont) = if exit_first {
+        let e = b.block();
+        (e, b.block())
+    } else {
+        let c = b.block();
+        (b.block(), c)
+    };
+    let exit = b.block();
+    let v = b.vreg(RegClass::Int);
+    let cond = b.vreg(RegClass::Int);
+    let p = b.vreg(RegClass::Int);
+    b.set_params(exit, &[p]);
+    b.inst(entry, &[Operand::reg_def(v)]);
+    b.jump(entry, header, &[]);
+    b.jump(header, body, &[]);
+    b.inst(body, &[Operand::reg_def(cond)]);
+    b.branch(
+        body,
+        &[Operand::reg_use(cond)],
+        &[(exit_edge, &[]), (cont, &[])],
+    );
+    b.jump(exit_edge, exit, &[v]);
+    b.jump(cont, header, &[]);
+    b.ret(exit, &[Operand::reg_use(p)]);
+    (b.build().func, [body, exit_edge, cont], (v, p))
+}
+
+/// A copy on an edge block laid out right after its branch weighs, for hints, the
+/// frequency of the branch's other successor as well (`Options::fallthrough_copies`): its
+/// move would make the loop's way round a taken branch. Laid out elsewhere, or with the
+/// option off, it weighs its own block's frequency only, and the spill weight's share is
+/// the edge's own frequency either way.
+#[test]
+fn copy_on_fallthrough_edge_block_weighs_the_broken_fallthrough() {
+    let weight_of = |f: &ragreedy_testkit::builder::TestFunc, p: VReg, on: bool| {
+        let an = analyse(f).expect("valid");
+        let mut partners = crate::analysis::copies::Partners::default();
+        partners.fallthrough_copies = on;
+        partners.compute(f, &an.freq);
+        let hint: f32 = partners.of(p).iter().map(|&(_, w)| w).sum();
+        let copies: f32 = partners.copies.iter().map(|c| c.freq).sum();
+        assert_eq!(hint, copies);
+        let whole = [Segment {
+            start: 0,
+            end: 2 * regalloc2::Function::num_insts(f) as u32,
+        }];
+        (
+            hint,
+            partners.copy_freq_in(p, &whole),
+            partners.fallthrough_weighted,
+            an,
+        )
+    };
+    let (f, [body, exit_edge, cont], (_, p)) = loop_with_exit_edge(true);
+    let (on, site_on, weighted, an) = weight_of(&f, p, true);
+    let own = an.freq.of(exit_edge);
+    let broken = an.freq.of(cont).min(an.freq.of(body));
+    assert!(broken > own, "the loop's way round is hotter than its exit");
+    assert_eq!(on, own + broken);
+    assert_eq!(weighted, 1);
+    assert_eq!(site_on, own);
+    let (off, site_off, weighted, _) = weight_of(&f, p, false);
+    assert_eq!((off, site_off, weighted), (own, own, 0));
+
+    let (f, [_, exit_edge, _], (_, p)) = loop_with_exit_edge(false);
+    let (elsewhere, _, weighted, an) = weight_of(&f, p, true);
+    assert_eq!((elsewhere, weighted), (an.freq.of(exit_edge), 0));
+}
