@@ -5,7 +5,9 @@
 //! - `ok`: allocated, and the checker accepts it;
 //! - `cost <= N`: allocated, checked, weighted cost (docs/metrics.md) at most N;
 //! - `error NAME`: our allocator returns the `RegAllocError` whose variant is `NAME`;
-//! - `STAT >= N`: allocated, checked, and `Stats::STAT` (one of [`STATS`]) at least N.
+//! - `STAT >= N`: allocated, checked, and `Stats::STAT` (one of [`STATS`]) at least N;
+//! - `broken_fallthroughs <= N`: allocated, checked, and `cost::broken_fallthroughs` (the
+//!   frequency of the branches an edited edge block turns into taken ones) at most N.
 //!
 //! A `; with: OPTION` line turns on an `Options` flag that is off by default (one of
 //! [`OPTIONS`]) for that case; a `; without: OPTION` line turns off one that is on (one of
@@ -49,6 +51,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("sunk_moves", |s| s.sunk_moves),
     ("head_splits", |s| s.head_splits),
     ("region_islands", |s| s.region_islands),
+    ("fallthrough_copies", |s| s.fallthrough_copies),
 ];
 
 type OptionSetter = fn(&mut Options);
@@ -119,6 +122,15 @@ fn check_expectation(
                 Ok(())
             } else {
                 Err(format!("weighted cost {c} above {bound}"))
+            }
+        }
+        ["broken_fallthroughs", "<=", n] => {
+            let bound = number(n)?;
+            let b = cost::broken_fallthroughs(f, allocated()?);
+            if b <= bound {
+                Ok(())
+            } else {
+                Err(format!("broken fallthroughs {b} above {bound}"))
             }
         }
         ["error", name] => match result {
@@ -211,6 +223,25 @@ fn expectations_can_fail() {
     assert!(check("error TooManyLiveRegs").is_err());
     assert!(check("spills >= 1").is_err());
     assert!(check("bogus").is_err());
+}
+
+/// `broken_fallthroughs <= N` can fail: heapsort's case meets its bound with fallthrough
+/// copies and misses it without them (the exit value's moves back on the exit edges).
+#[test]
+fn broken_fallthroughs_expectation_can_fail() {
+    let text = std::fs::read_to_string(cases_dir().join("wasm-exit-edge-fallthrough.txt"))
+        .expect("the heapsort case");
+    let (f, env) = parse(&text).expect("parses");
+    for on in [true, false] {
+        let mut options = Options::default();
+        options.fallthrough_copies = on;
+        let mut ctx = Context::new();
+        let result = regalloc_greedy::run_with_context(&f, &env, &options, &mut ctx);
+        check_output(&f, &env, result.as_ref().expect("allocates")).expect("checker");
+        let verdict =
+            check_expectation("broken_fallthroughs <= 211", &result, &f, &env, ctx.stats());
+        assert_eq!(verdict.is_ok(), on, "fallthrough copies {on}: {verdict:?}");
+    }
 }
 
 /// Stress seeds that once failed here (a def at an instruction clobbering every register of its
