@@ -131,7 +131,6 @@ impl Partners {
         p.copies.clear();
         p.fixed.clear();
         p.fallthrough_weighted = 0;
-        let frequencies = freq;
         let mut next_listed = 0;
         let freq_of = |b: regalloc2::Block| freq.of(b);
         let mut in_freq = std::mem::take(&mut p.in_freq);
@@ -171,7 +170,7 @@ impl Partners {
             }
             if f.is_branch(last) {
                 let broken = if p.fallthrough_copies {
-                    fallthrough_cost(f, frequencies, block)
+                    fallthrough_cost(f, freq_of, block)
                 } else {
                     0.0
                 };
@@ -441,7 +440,7 @@ fn merge_partners(
 /// Zero for any other block.
 fn fallthrough_cost<F: Function + ?Sized>(
     f: &F,
-    freq: &BlockFrequency,
+    freq_of: impl Fn(regalloc2::Block) -> f32,
     e: regalloc2::Block,
 ) -> f32 {
     // An edge block: one predecessor, one successor, nothing but its jump.
@@ -451,10 +450,10 @@ fn fallthrough_cost<F: Function + ?Sized>(
     if p.index() + 1 != e.index() || f.block_succs(e).len() != 1 || f.block_insns(e).len() != 1 {
         return 0.0;
     }
-    let at_branch = freq.of(p);
+    let at_branch = freq_of(p);
     f.block_succs(p)
         .iter()
         .filter(|&&s| s != e)
-        .map(|&s| freq.of(s).min(at_branch))
+        .map(|&s| freq_of(s).min(at_branch))
         .sum()
 }
