@@ -353,8 +353,10 @@ fn ablation_section(args: &ReportArgs) -> Result<(String, bool), String> {
          the repetitions, configurations interleaved per function (the first rotating), \
          against the mean of the default configuration's and its control's (the default run \
          again with a context of its own, the last row: its distance from 1.000 is the \
-         column's noise floor); the last columns show the mechanism's own counter (default → \
-         off) and checker failures.",
+         column's noise floor), which the largest functions decide; time per function is the \
+         geometric mean over functions of each one's fastest against the mean of the two \
+         default runs' on it, which the many small functions decide; the last columns show \
+         the mechanism's own counter (default → off) and checker failures.",
         // The folder is the reader's own: the page names no path of the machine it ran on.
         if args.wasm.is_some() {
             " --wasm DIR"

@@ -204,6 +204,20 @@ fn ablate_tabulates_a_wasm_module_beside_the_fuzz_corpus() {
             (default + control - 2.0).abs() <= 0.002,
             "{default} {control}"
         );
+        // Per function too: against the mean of two times, the two runs' ratios
+        // multiply to at most 1 on every function, so their geomeans do.
+        let per_function = |name: &str| -> f64 {
+            let row = rows
+                .iter()
+                .find(|r| r.starts_with(&format!("| {name} |")))
+                .unwrap();
+            row.split('|').nth(7).unwrap().trim().parse().unwrap()
+        };
+        let (default, control) = (per_function("default"), per_function("default (control)"));
+        assert!(
+            default > 0.0 && control > 0.0 && default * control <= 1.0 + 2e-3,
+            "{default} {control}"
+        );
         for row in rows.iter().skip(2) {
             assert!(row.ends_with("| 0 |"), "a configuration failed: {row}");
         }
