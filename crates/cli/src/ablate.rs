@@ -117,8 +117,6 @@ struct Row {
     stats: Stats,
     /// Per function, the fastest allocation.
     fastest: Vec<Duration>,
-    /// Σ over functions of the fastest allocation.
-    time: Duration,
     checker_failures: usize,
     errors: usize,
     errors_where_ion_allocates: usize,
@@ -243,7 +241,6 @@ fn measure(cases: &[Case], configs: &[Config], reps: usize) -> Vec<Row> {
         }
     }
     for (row, times) in rows.iter_mut().zip(fastest) {
-        row.time = times.iter().sum();
         row.fastest = times;
     }
     rows
@@ -313,7 +310,7 @@ fn table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) -> Strin
         .iter()
         .position(|c| c.name == CONTROL)
         .map_or(default, |i| &rows[i]);
-    let baseline = (default.time.as_secs_f64() + control.time.as_secs_f64()) / 2.0;
+    let baseline = (summed(default) + summed(control)) / 2.0;
     for (config, row) in configs.iter().zip(rows) {
         let counter = match config.off {
             Some(m) => format!(
@@ -329,7 +326,7 @@ fn table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) -> Strin
         } else {
             f64::NAN
         };
-        let time = row.time.as_secs_f64() / baseline.max(1e-9);
+        let time = summed(row) / baseline.max(1e-9);
         let per_function = per_function_time(&row.fastest, &default.fastest, &control.fastest);
         let _ = writeln!(
             md,
@@ -342,6 +339,11 @@ fn table(title: &str, cases: &[Case], configs: &[Config], rows: &[Row]) -> Strin
         );
     }
     md
+}
+
+/// Σ over functions of the fastest allocation, in seconds.
+fn summed(row: &Row) -> f64 {
+    row.fastest.iter().sum::<Duration>().as_secs_f64()
 }
 
 /// The geometric mean over functions of `times[i]` against the mean of the two default
