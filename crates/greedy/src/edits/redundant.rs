@@ -188,9 +188,14 @@ impl Holds {
     }
 
     /// Also hides an entry fact at `l`, hence a write even where the block wrote nothing.
+    /// A location with no fact is left alone: a call's clobbers name dozens of registers
+    /// that mostly hold none, and each write would be sorted and merged at the block's
+    /// end (`facts_into`).
     #[inline]
     fn remove(&mut self, l: u32) {
-        self.set(l, None);
+        if self.raw(l).is_some() {
+            self.set(l, None);
+        }
     }
 
     /// The current facts as (location, vreg), sorted by location, into `state`: the

@@ -394,6 +394,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             descent,
             free,
             seen,
+            seen_partial,
             candidates,
             last_segment,
             fixed_ops,
@@ -637,6 +638,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let base_charged = descent.charged.len();
         // The `free` vectors weighed so far, as bit words, one run of words each.
         seen.clear();
+        seen_partial.clear();
         'candidates: for &p in candidates.iter() {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
@@ -695,21 +697,42 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if !free.iter().any(|&x| x) {
                 continue;
             }
-            // The labelling and its cost depend on `free` alone for a register no fixed
-            // operand names and no segment keeps in part: one free in the same blocks as
-            // a candidate already weighed cannot beat it (a tie keeps the first; a fixed
-            // register's moves cost no more), and many are (registers free all along the
-            // value, or blocked by the same calls). The others are always weighed, and
-            // partial ones never stand for later candidates.
+            // The labelling and its cost depend on `free` and `modes` alone for a
+            // register no fixed operand names (a mode's cut is its segment's, whatever
+            // the register): one free in the same blocks, and kept in part in the same
+            // ones the same way, as a candidate already weighed cannot beat it (a tie
+            // keeps the first; a fixed register's moves cost no more), and many are
+            // (registers free all along the value, or blocked by the same calls, which
+            // a pre-split's candidates all are). Fixed registers are always weighed.
             let mark = seen.len();
             seen.extend(free.chunks(64).map(bit_word));
             let words = seen.len() - mark;
-            if !fixed_regs.contains(p)
-                && !partial
-                && seen[..mark]
+            let duplicate = if !partial {
+                seen[..mark]
                     .chunks(words)
                     .any(|earlier| earlier == &seen[mark..])
-            {
+            } else {
+                let at = seen_partial.len();
+                seen_partial.extend_from_slice(&seen[mark..]);
+                for kept in [
+                    |m: &Mode| matches!(m, Mode::Head(_)),
+                    |m: &Mode| matches!(m, Mode::Tail(_)),
+                ] {
+                    seen_partial.extend(modes.chunks(64).map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .fold(0u64, |w, (i, m)| w | (u64::from(kept(m)) << i))
+                    }));
+                }
+                let duplicate = seen_partial[..at]
+                    .chunks(3 * words)
+                    .any(|earlier| earlier == &seen_partial[at..]);
+                if duplicate {
+                    seen_partial.truncate(at);
+                }
+                duplicate
+            };
+            if duplicate && !fixed_regs.contains(p) {
                 seen.truncate(mark);
                 continue;
             }
@@ -2214,6 +2237,9 @@ pub(crate) struct RegionScratch {
     descent: Descent,
     free: Vec<bool>,
     seen: Vec<u64>,
+    /// The `free` and `modes` of the candidates weighed so far that keep some segment in
+    /// part, as bit words: free, kept as the head, kept as the tail (one run each).
+    seen_partial: Vec<u64>,
     candidates: Vec<PReg>,
     /// Per block: the interval's last segment in it, or `NO_SEGMENT`; reset after each
     /// attempt (only the interval's blocks are touched).
