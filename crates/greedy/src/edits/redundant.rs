@@ -863,3 +863,50 @@ fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
     }
     meet.truncate(kept);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block starting from `entry`, with vregs below 100.
+    fn holds_from(entry: &[(u32, u32)]) -> Holds {
+        let mut h = Holds {
+            unknown_base: 100,
+            ..Holds::default()
+        };
+        h.start(&mut entry.to_vec());
+        h
+    }
+
+    fn facts(h: &mut Holds) -> Vec<(u32, u32)> {
+        let mut state = Vec::new();
+        h.facts_into(&mut state);
+        state
+    }
+
+    #[test]
+    fn removing_where_nothing_is_known_writes_nothing() {
+        let mut h = holds_from(&[(3, 7)]);
+        // A call's clobbers: registers with no fact, one of them never seen at all.
+        for l in [0, 5, 40] {
+            h.remove(l);
+        }
+        assert!(h.written.is_empty(), "{:?}", h.written);
+        assert_eq!(facts(&mut h), [(3, 7)]);
+    }
+
+    #[test]
+    fn removing_hides_entry_and_written_facts() {
+        let mut h = holds_from(&[(3, 7), (8, 1)]);
+        h.insert(9, fresh(2));
+        h.remove(3);
+        h.remove(9);
+        assert_eq!(h.get(3), None);
+        assert_eq!(h.get(9), None);
+        assert_eq!(facts(&mut h), [(8, 1)]);
+        // Removed again: already unknown, nothing more to write.
+        let written = h.written.len();
+        h.remove(3);
+        assert_eq!(h.written.len(), written);
+    }
+}
