@@ -394,7 +394,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             descent,
             free,
             seen,
-            seen_partial,
             candidates,
             last_segment,
             fixed_ops,
@@ -636,9 +635,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // the slot, and only then is the move into it dropped (`Bridge`).
         let bridge_ok = self.slot_written_at_def(iv.vreg);
         let base_charged = descent.charged.len();
-        // The `free` vectors weighed so far, as bit words, one run of words each.
+        // The `free` and `modes` of the candidates weighed so far, as bit words: a run
+        // each of free segments, segments kept as the head and kept as the tail.
         seen.clear();
-        seen_partial.clear();
         'candidates: for &p in candidates.iter() {
             let reservations = &self.an.intervals.fixed[p.index()];
             let mut lo = 0;
@@ -705,34 +704,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // (registers free all along the value, or blocked by the same calls, which
             // a pre-split's candidates all are). Fixed registers are always weighed.
             let mark = seen.len();
-            seen.extend(free.chunks(64).map(bit_word));
+            seen.extend(free.chunks(64).map(|c| bit_word(c.iter().copied())));
             let words = seen.len() - mark;
-            let duplicate = if !partial {
-                seen[..mark]
-                    .chunks(words)
-                    .any(|earlier| earlier == &seen[mark..])
-            } else {
-                let at = seen_partial.len();
-                seen_partial.extend_from_slice(&seen[mark..]);
+            if partial {
                 for kept in [
                     |m: &Mode| matches!(m, Mode::Head(_)),
                     |m: &Mode| matches!(m, Mode::Tail(_)),
                 ] {
-                    seen_partial.extend(modes.chunks(64).map(|c| {
-                        c.iter()
-                            .enumerate()
-                            .fold(0u64, |w, (i, m)| w | (u64::from(kept(m)) << i))
-                    }));
+                    seen.extend(modes.chunks(64).map(|c| bit_word(c.iter().map(kept))));
                 }
-                let duplicate = seen_partial[..at]
+            } else {
+                seen.resize(mark + 3 * words, 0);
+            }
+            if !fixed_regs.contains(p)
+                && seen[..mark]
                     .chunks(3 * words)
-                    .any(|earlier| earlier == &seen_partial[at..]);
-                if duplicate {
-                    seen_partial.truncate(at);
-                }
-                duplicate
-            };
-            if duplicate && !fixed_regs.contains(p) {
+                    .any(|earlier| earlier == &seen[mark..])
+            {
                 seen.truncate(mark);
                 continue;
             }
@@ -778,16 +766,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // that get this far on the Wasm corpus's largest functions.
             let bound = lower_bound(free, stack_cost, reg_cost, links_of, descent);
             if bound >= threshold || best.is_some_and(|b| !beats(bound, b)) {
-                if partial {
-                    seen.truncate(mark);
-                }
                 continue;
             }
             // Two starting points, the better result kept: "register wherever free", and
             // "register only in free blocks with uses" (single flips cannot leave the
             // first when a run of through blocks would all have to flip together).
             label_a.clone_from(free);
-            let free_words = &seen[mark..];
+            let free_words = &seen[mark..mark + words];
             let cost_a = descend(
                 label_a, free, free_words, stack_cost, reg_cost, links_of, descent,
             );
@@ -805,9 +790,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     label_b, free, free_words, stack_cost, reg_cost, links_of, descent,
                 )
             };
-            if partial {
-                seen.truncate(mark);
-            }
             let (cost, label) = if cost_b < cost_a {
                 (cost_b, &*label_b)
             } else {
@@ -2031,15 +2013,18 @@ fn compact_region(
 }
 
 /// Up to 64 flags as the bits of one word, the first flag lowest.
-fn bit_word(flags: &[bool]) -> u64 {
+fn bit_word(flags: impl IntoIterator<Item = bool>) -> u64 {
     flags
-        .iter()
+        .into_iter()
         .enumerate()
-        .fold(0u64, |w, (i, &x)| w | (u64::from(x) << i))
+        .fold(0u64, |w, (i, x)| w | (u64::from(x) << i))
 }
 
 fn bit_words(flags: &[bool]) -> Vec<u64> {
-    flags.chunks(64).map(bit_word).collect()
+    flags
+        .chunks(64)
+        .map(|c| bit_word(c.iter().copied()))
+        .collect()
 }
 
 /// Bounded descent over the region labelling: flip single free segments while the total
@@ -2237,9 +2222,6 @@ pub(crate) struct RegionScratch {
     descent: Descent,
     free: Vec<bool>,
     seen: Vec<u64>,
-    /// The `free` and `modes` of the candidates weighed so far that keep some segment in
-    /// part, as bit words: free, kept as the head, kept as the tail (one run each).
-    seen_partial: Vec<u64>,
     candidates: Vec<PReg>,
     /// Per block: the interval's last segment in it, or `NO_SEGMENT`; reset after each
     /// attempt (only the interval's blocks are touched).
