@@ -13,6 +13,9 @@
 //! compare`'s interleaved rounds (with `ALLOC=ion`, count with
 //! `--toggle-collect='regalloc2::ion::run*'`: the greedy calls keep `run_with_ctx` from being
 //! a symbol of its own).
+//! `COMPACT=1` renumbers each function's vregs densely from 0 (in order of first mention)
+//! before allocating: a probe of what Cranelift's sparse numbering (its values start at
+//! 192) costs the per-vreg tables.
 //! Functions are read from testkit's `TestFunc` (a `Vec` per list; the counts in
 //! docs/design.md are on it); `FLAT=1` reads them from `FlatFunc` (flat arrays, as
 //! Cranelift's `VCode` and `ragreedy compare` do) instead.
@@ -50,7 +53,11 @@ fn main() {
             continue;
         }
         for (_, f) in corpus::load_dir(&d).expect("a folder of dumped functions") {
-            cases.push((TestFunc::from_function(&f), f.machine_env().clone()));
+            let mut t = TestFunc::from_function(&f);
+            if std::env::var_os("COMPACT").is_some() {
+                compact(&mut t);
+            }
+            cases.push((t, f.machine_env().clone()));
         }
     }
     if std::env::var_os("FLAT").is_some() {
@@ -123,4 +130,41 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     if std::env::var_os("STATS").is_some() {
         eprintln!("{stats:#?}");
     }
+}
+
+/// `COMPACT`: `t`'s vregs renumbered densely from 0, in order of first mention.
+fn compact(t: &mut TestFunc) {
+    use regalloc2::{Operand, VReg};
+    let mut map = vec![usize::MAX; t.num_vregs];
+    let mut next = 0;
+    let mut m = |v: VReg| -> VReg {
+        if map[v.vreg()] == usize::MAX {
+            map[v.vreg()] = next;
+            next += 1;
+        }
+        VReg::new(map[v.vreg()], v.class())
+    };
+    for i in &mut t.insts {
+        for o in &mut i.operands {
+            if o.vreg().vreg() != VReg::MAX {
+                *o = Operand::new(m(o.vreg()), o.constraint(), o.kind(), o.pos());
+            }
+        }
+    }
+    for ps in &mut t.block_params {
+        for v in ps.iter_mut() {
+            *v = m(*v);
+        }
+    }
+    for bs in &mut t.branch_args {
+        for args in bs.iter_mut() {
+            for v in args.iter_mut() {
+                *v = m(*v);
+            }
+        }
+    }
+    for d in &mut t.debug_value_labels {
+        d.0 = m(d.0);
+    }
+    t.num_vregs = next.max(1);
 }

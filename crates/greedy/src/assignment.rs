@@ -16,6 +16,7 @@
 use crate::analysis::intervals::{Segment, UseSite, before, group};
 use crate::slots::SpillSlots;
 use regalloc2::{Allocation, Function, Inst, MachineEnv, PReg, PRegSet, RegClass};
+use std::ops::Range;
 
 /// The register serving the operands of one spilled value at one instruction: uses
 /// (reloaded before it) or defs (stored after it), over `[start, end)`.
@@ -86,11 +87,12 @@ pub(crate) struct Assignment {
 
 impl Assignment {
     /// Empties the result for a new function in `env`.
-    pub fn reset<F: Function + ?Sized>(&mut self, f: &F, env: &MachineEnv) {
+    /// For `f`, whose mentioned vregs lie in `span` (`Liveness::vreg_span`).
+    pub fn reset<F: Function + ?Sized>(&mut self, f: &F, env: &MachineEnv, span: Range<usize>) {
         self.pieces.clear();
         self.reloads.clear();
         self.held_built = false;
-        self.slots.reset(f);
+        self.slots.reset(f, span);
         let sets = [
             env.preferred_regs_by_class[0],
             env.preferred_regs_by_class[1],

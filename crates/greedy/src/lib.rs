@@ -761,7 +761,8 @@ fn run_inner<F: Function + ?Sized>(
     let t = phase_clock(options);
     ctx.analyses.compute(func)?;
     ctx.stats.phases.since(Phase::Analyses, t);
-    ctx.assignment.reset(func, env);
+    ctx.assignment
+        .reset(func, env, ctx.analyses.live.vreg_span());
     match options.algorithm {
         Algorithm::Greedy => greedy::Allocator {
             func,

@@ -12,10 +12,12 @@
 //! fixed def's segment starts at `2i + 2`, after the copy out of the fixed register.
 
 use super::{cfg::Cfg, liveness::Liveness};
+use crate::lists::reset_span;
 use regalloc2::{
     Block, Function, Inst, Operand, OperandConstraint, OperandKind, OperandPos, PReg, PRegSet,
     RegAllocError, RegClass, VReg,
 };
+use std::ops::Range;
 
 pub(crate) type Point = u32;
 
@@ -906,22 +908,22 @@ pub(crate) fn group<T: Copy>(
     out: &mut Vec<T>,
     order: impl FnMut(&mut [T]),
 ) {
-    group_keys(raw, nv, 0..nv, ranges, out, order);
+    group_keys(raw, 0..nv, 0..nv, ranges, out, order);
 }
 
-/// `group` where every vreg of `raw` is in `keys` (increasing): the walks over the
-/// ranges visit only those, and every other vreg's range is `(0, 0)`, empty. Most vregs
-/// a function numbers have no item.
+/// `group` where every vreg of `raw` is in `keys` (increasing), all of them in `span`:
+/// the walks over the ranges visit only those, every other vreg of `span` gets `(0, 0)`,
+/// empty, and entries outside `span` are stale. Most vregs a function numbers have no
+/// item.
 pub(crate) fn group_keys<T: Copy>(
     raw: &[(u32, T)],
-    nv: usize,
+    span: Range<usize>,
     keys: impl Iterator<Item = usize> + Clone,
     ranges: &mut Vec<(u32, u32)>,
     out: &mut Vec<T>,
     mut order: impl FnMut(&mut [T]),
 ) {
-    ranges.clear();
-    ranges.resize(nv, (0, 0));
+    reset_span(ranges, span.end, span, (0, 0));
     for &(v, _) in raw {
         ranges[v as usize].1 += 1;
     }

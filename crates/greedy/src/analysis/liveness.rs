@@ -24,6 +24,8 @@ pub(crate) struct Liveness {
     /// (Cranelift's pinned ones, for a start); a walk over these (`mentioned`) skips
     /// those 64 at a time.
     classed: Vec<u64>,
+    /// From the first mentioned vreg to one past the last (`vreg_span`).
+    span: std::ops::Range<usize>,
     /// Vregs live on entry to each block (block params excluded), each block's sorted.
     pub livein: LiveIns,
     /// Operands over all instructions: the size of `Output::allocs`.
@@ -128,6 +130,7 @@ impl Iterator for Mentioned<'_> {
 impl Liveness {
     pub fn compute<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), RegAllocError> {
         self.validate_ssa(f, cfg)?;
+        self.find_span();
         self.compute_liveins(f, cfg)?;
         self.clean = true;
         Ok(())
@@ -142,6 +145,33 @@ impl Liveness {
     /// The vregs the function mentions (`classed`), in increasing order.
     pub fn mentioned(&self) -> Mentioned<'_> {
         Mentioned::of(&self.classed)
+    }
+
+    /// The vreg indices from the first the function mentions to the last: every vreg a
+    /// later stage looks up lies here. Cranelift numbers its values from 192 (after
+    /// indices it reserves), so a per-vreg table kept across functions needs only this
+    /// stretch reset (`lists::reset_span`): clearing all of one cost small functions
+    /// 2% of their instructions and a quarter of their cache-line writes.
+    pub fn vreg_span(&self) -> std::ops::Range<usize> {
+        self.span.clone()
+    }
+
+    /// Is `v` in `vreg_span`? A vreg outside it (a debug label naming a value the
+    /// code never mentions) has no current entry in any per-vreg table.
+    pub fn in_span(&self, v: VReg) -> bool {
+        self.span.contains(&v.vreg())
+    }
+
+    fn find_span(&mut self) {
+        let first = self.classed.iter().position(|&w| w != 0);
+        let last = self.classed.iter().rposition(|&w| w != 0);
+        self.span = match (first, last) {
+            (Some(a), Some(b)) => {
+                64 * a + self.classed[a].trailing_zeros() as usize
+                    ..64 * b + 64 - self.classed[b].leading_zeros() as usize
+            }
+            _ => 0..0,
+        };
     }
 
     /// The instruction defining `v`, if an instruction does (not a block param).

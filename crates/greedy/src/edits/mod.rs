@@ -22,6 +22,7 @@ use crate::analysis::Analyses;
 use crate::analysis::intervals::reserved_at;
 use crate::analysis::intervals::{before, group_keys, operand_points, point_inst};
 use crate::assignment::Assignment;
+use crate::lists::reset_span;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, MachineEnv, Operand,
@@ -120,7 +121,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.collect_reloads();
         self.ctx.moves.clear();
         self.operand_allocations(out)?;
-        self.find_uniform(self.func.num_vregs());
+        self.find_uniform();
         self.join_receivers(out);
         self.stores_at_def(out);
         self.edge_moves(out)?;
@@ -196,7 +197,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // function mentions has an interval, hence pieces.
         group_keys(
             &self.a.pieces,
-            self.func.num_vregs(),
+            self.an.live.vreg_span(),
             self.an.live.mentioned(),
             &mut ctx.piece_range,
             &mut ctx.pieces,
@@ -645,13 +646,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         (l != Allocation::none()).then_some(l)
     }
 
-    /// Fills `uniform_loc` for the `nv` vregs. Only a value live into some block is ever
+    /// Fills `uniform_loc` for the vregs of the span. Only a value live into some block is ever
     /// asked about (most are live into none), and each is asked about once per block it
     /// is live into, twice: so decided up front, once.
-    fn find_uniform(&mut self, nv: usize) {
+    fn find_uniform(&mut self) {
         let ctx = &mut *self.ctx;
-        ctx.uniform_loc.clear();
-        ctx.uniform_loc.resize(nv, Allocation::none());
+        let span = self.an.live.vreg_span();
+        reset_span(&mut ctx.uniform_loc, span.end, span, Allocation::none());
         let live = &self.an.live;
         for v in live.mentioned() {
             if live.livein_count[v] == 0 {
@@ -668,8 +669,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     }
 
     fn reset_cursors(&mut self) {
-        self.ctx.cursor.clear();
-        self.ctx.cursor.resize(self.func.num_vregs(), 0);
+        let span = self.an.live.vreg_span();
+        reset_span(&mut self.ctx.cursor, span.end, span, 0);
     }
 
     /// Is `to` the slot of `v`, already holding it since its def?
@@ -681,9 +682,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// later moves into the slot can be dropped. Only where the def point allows it: a
     /// def on a terminator has no room after it, so such a vreg keeps its moves.
     fn stores_at_def(&mut self, out: &Output) {
-        let nv = self.func.num_vregs();
-        self.ctx.stored_at_def.clear();
-        self.ctx.stored_at_def.resize(nv, None);
+        let span = self.an.live.vreg_span();
+        reset_span(&mut self.ctx.stored_at_def, span.end, span, None);
         // Only values the allocator marked can have a slot: a walk over those instead
         // of every vreg, in the same (increasing) order.
         for k in 0..self.a.slots.marked().len() {
@@ -917,10 +917,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         out.debug_locations.clear();
         let ni = self.func.num_insts() as u32;
         for &(v, from, to, label) in self.func.debug_value_labels() {
-            if v.vreg() >= self.ctx.piece_range.len()
-                || from.index() as u32 > ni
-                || to.index() as u32 > ni
-            {
+            if !self.an.live.in_span(v) || from.index() as u32 > ni || to.index() as u32 > ni {
                 continue;
             }
             let (lo, hi) = (2 * from.index() as u32, 2 * to.index() as u32);

@@ -356,10 +356,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn index_pieces(&self, index: &mut PieceIndex) {
         index.runs.clear();
         index.vregs.clear();
-        if index.of.len() < self.ctx.vreg_pieces.len() {
-            index.of.resize(self.ctx.vreg_pieces.len(), (0, 0));
+        let span = self.an.live.vreg_span();
+        if index.of.len() < span.end {
+            index.of.resize(span.end, (0, 0));
         }
-        for (v, pieces) in self.ctx.vreg_pieces.iter().enumerate() {
+        for (v, pieces) in self.ctx.vreg_pieces.iter() {
             if !(2..=MAX_PIECES).contains(&pieces.len()) {
                 continue;
             }

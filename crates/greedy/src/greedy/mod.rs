@@ -26,7 +26,7 @@ use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::{Segment, point_bound, point_inst};
 use crate::assignment::{Assignment, ReloadPiece};
-use crate::lists::Lists;
+use crate::lists::{Lists, reset_span};
 use crate::observe::observe;
 use crate::slots::SlotLayout;
 use crate::{Options, Phase, phase_clock};
@@ -281,15 +281,13 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
 
     fn reset(&mut self) {
         let nv = self.func.num_vregs();
+        let span = self.an.live.vreg_span();
         let ctx = &mut *self.ctx;
         ctx.intervals.clear();
-        ctx.vreg_pieces.reset(nv);
-        ctx.vreg_hint_reg.clear();
-        ctx.vreg_hint_reg.resize(nv, None);
-        ctx.vreg_fixed_uses.clear();
-        ctx.vreg_fixed_uses.resize(nv, false);
-        ctx.group_tried.clear();
-        ctx.group_tried.resize(nv, false);
+        ctx.vreg_pieces.reset_span(span.clone());
+        reset_span(&mut ctx.vreg_hint_reg, nv, span.clone(), None);
+        reset_span(&mut ctx.vreg_fixed_uses, nv, span.clone(), false);
+        reset_span(&mut ctx.group_tried, nv, span, false);
         ctx.matrix.reset(point_bound(self.func));
         ctx.queue.clear();
         ctx.spill_log.clear();

@@ -7,7 +7,9 @@
 
 mod sharing;
 
+use crate::lists::reset_span;
 use regalloc2::{Allocation, Function, RegClass, SpillSlot, VReg};
+use std::ops::Range;
 
 /// `SpillSlots::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
@@ -48,6 +50,8 @@ pub(crate) struct SpillSlots {
     /// First unit of each vreg's slot: `NO_SLOT`, `NEEDS_SLOT` from the moment the
     /// allocator spills any piece of it until `SlotLayout` runs, then the unit.
     pub vreg_slot: Vec<usize>,
+    /// The entries of `vreg_slot` that are current (`reset`).
+    pub span: Range<usize>,
     /// The vregs marked `NEEDS_SLOT`, in marking order: what `SlotLayout` lays out,
     /// without a scan of every vreg.
     pub needed: Vec<u32>,
@@ -60,9 +64,11 @@ pub(crate) struct SpillSlots {
 }
 
 impl SpillSlots {
-    pub fn reset<F: Function + ?Sized>(&mut self, f: &F) {
-        self.vreg_slot.clear();
-        self.vreg_slot.resize(f.num_vregs(), NO_SLOT);
+    /// For `f`, whose mentioned vregs lie in `span` (`Liveness::vreg_span`): only
+    /// those entries of `vreg_slot` are current.
+    pub fn reset<F: Function + ?Sized>(&mut self, f: &F, span: Range<usize>) {
+        reset_span(&mut self.vreg_slot, f.num_vregs(), span.clone(), NO_SLOT);
+        self.span = span;
         self.needed.clear();
         self.next = 0;
         self.named_by_last = f.multi_spillslot_named_by_last_slot();
@@ -152,7 +158,10 @@ impl SpillSlots {
     /// increasing order once `SlotLayout` has run.
     pub fn marked(&self) -> &[u32] {
         debug_assert!(
-            self.needed.is_sorted() || self.vreg_slot.iter().all(|&s| s >= NEEDS_SLOT),
+            self.needed.is_sorted()
+                || self.vreg_slot[self.span.clone()]
+                    .iter()
+                    .all(|&s| s >= NEEDS_SLOT),
             "slots handed out before the layout sorted the marked vregs"
         );
         &self.needed

@@ -28,6 +28,7 @@ use super::{ColouringScratch, NEEDS_SLOT, SpillSlots};
 use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;
 use crate::analysis::intervals::Segment;
+use crate::lists::reset_span;
 use crate::search::gallop;
 use crate::union_find::find;
 use crate::{Options, Stats};
@@ -247,9 +248,8 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
     }
 
     fn collect_spilled(&self, sc: &mut ColouringScratch) {
-        let nv = self.slots.vreg_slot.len();
-        sc.item_of.clear();
-        sc.item_of.resize(nv, NONE);
+        let span = self.slots.span.clone();
+        reset_span(&mut sc.item_of, span.end, span, NONE);
         sc.vreg.clear();
         sc.parent.clear();
         sc.hull.clear();

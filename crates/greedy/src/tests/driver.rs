@@ -3,7 +3,8 @@
 
 use super::{alloc_checked, alloc_err, waves_of_values};
 use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, env_by_class};
-use regalloc2::{Operand, PReg, RegAllocError, RegClass};
+use ragreedy_testkit::cranelift_like;
+use regalloc2::{Inst, Operand, PReg, RegAllocError, RegClass, VReg};
 
 #[test]
 fn block_param_takes_its_argument_register() {
@@ -378,6 +379,73 @@ fn output_reused_across_functions_matches_a_fresh_one() {
         assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
     }
     assert!(!reused.edits.is_empty(), "the larger function spills");
+}
+
+/// `f` with every vreg renumbered `by` higher (the first `by` ids left unmentioned, as
+/// Cranelift leaves its first 192).
+fn shifted(f: &TestFunc, by: usize) -> TestFunc {
+    let up = |v: VReg| VReg::new(v.vreg() + by, v.class());
+    let mut g = f.clone();
+    for inst in &mut g.insts {
+        for op in &mut inst.operands {
+            if op.as_fixed_nonallocatable().is_none() {
+                *op = Operand::new(up(op.vreg()), op.constraint(), op.kind(), op.pos());
+            }
+        }
+    }
+    for v in g.block_params.iter_mut().flatten() {
+        *v = up(*v);
+    }
+    for v in g.branch_args.iter_mut().flatten().flatten() {
+        *v = up(*v);
+    }
+    for label in &mut g.debug_value_labels {
+        label.0 = up(label.0);
+    }
+    g.num_vregs += by;
+    g
+}
+
+#[test]
+fn tables_reused_across_vreg_spans_match_fresh_ones() {
+    // A context's per-vreg tables are reset only over the vregs the function mentions
+    // (`Liveness::vreg_span`), the others keeping an earlier function's entries.
+    // Functions numbered from 0 and from higher up, with spills, splits and calls,
+    // alternate through one context: each must allocate as a fresh context does.
+    let low = waves_of_values(6, 8);
+    let mut high = shifted(&low, 192);
+    // Labels on a vreg below the span (no table holds it) and on a spilled one.
+    high.debug_value_labels = vec![
+        (VReg::new(3, RegClass::Int), Inst::new(0), Inst::new(5), 1),
+        (
+            VReg::new(192 + 3, RegClass::Int),
+            Inst::new(0),
+            Inst::new(40),
+            2,
+        ),
+    ];
+    let tiny_high = shifted(&waves_of_values(1, 2), 400);
+    let calls: Vec<TestFunc> = (0..6).map(cranelift_like::from_seed).collect();
+    let mut order: Vec<(&TestFunc, regalloc2::MachineEnv)> = Vec::new();
+    for f in [&high, &low, &tiny_high, &high, &low, &high] {
+        order.push((f, env(3, 0)));
+    }
+    for f in &calls {
+        order.push((f, cranelift_like::x64_env_k(4)));
+        order.push((&low, env(3, 0)));
+    }
+    let mut ctx = crate::Context::new();
+    let mut reused = regalloc2::Output::default();
+    let mut labelled = false;
+    for (f, env) in &order {
+        crate::run_with_context_into(*f, env, &crate::Options::default(), &mut ctx, &mut reused)
+            .unwrap();
+        let (fresh, _) = alloc_checked(*f, env);
+        assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
+        labelled |= reused.debug_locations.iter().any(|l| l.0 == 2);
+        assert!(reused.debug_locations.iter().all(|l| l.0 != 1));
+    }
+    assert!(labelled, "the spilled value's label has locations");
 }
 
 /// Two values `a` and `b` fill both allocatable registers while `v` is live; `v` is
