@@ -68,6 +68,7 @@ fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> Co
         budget_secs: args.budget_secs,
         check_max_insts: args.check_max_insts,
         phases: false,
+        by_size: false,
     }
 }
 

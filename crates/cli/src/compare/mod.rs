@@ -16,6 +16,7 @@
 //! [`scale`] (the large-function generator), [`codespeed`] (JIT timing), [`plot`] (SVGs for
 //! `ragreedy report`).
 
+pub mod by_size;
 pub mod codespeed;
 pub mod corpora;
 pub mod measure;
@@ -77,6 +78,10 @@ pub struct CompareArgs {
     /// Also print where greedy's time goes, per phase (`phases.rs`).
     #[arg(long)]
     pub phases: bool,
+    /// Also print the ratios by function size (instructions), per allocator
+    /// (`by_size.rs`).
+    #[arg(long)]
+    pub by_size: bool,
 }
 
 /// Which corpus, parsed from `--corpus`.
@@ -350,6 +355,8 @@ pub fn time_ratio(f: &FuncResult, a: Allocator) -> Option<f64> {
 
 pub use ragreedy_testkit::cost::geomean;
 
+/// Per group of the corpus (and over all of it when there are several groups), each
+/// allocator's summary.
 fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSummary> {
     let mut groups: Vec<String> = Vec::new();
     for f in functions {
@@ -369,8 +376,17 @@ fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSum
     if sets.len() > 1 {
         sets.push(("all".into(), functions.iter().collect()));
     }
+    summarize_sets(&sets, allocators)
+}
+
+/// Each allocator's summary over each named set of functions (the set's name goes in
+/// `AllocSummary::group`).
+pub fn summarize_sets(
+    sets: &[(String, Vec<&FuncResult>)],
+    allocators: &[Allocator],
+) -> Vec<AllocSummary> {
     let mut out = Vec::new();
-    for (group, fs) in &sets {
+    for (group, fs) in sets {
         for &a in allocators {
             let mut s = AllocSummary {
                 allocator: a.name().into(),
@@ -428,7 +444,7 @@ fn summarize(functions: &[FuncResult], allocators: &[Allocator]) -> Vec<AllocSum
     out
 }
 
-fn fmt_ratio(r: Option<f64>) -> String {
+pub(crate) fn fmt_ratio(r: Option<f64>) -> String {
     r.map_or("–".into(), |r| format!("{r:.3}"))
 }
 
@@ -759,6 +775,9 @@ pub fn main(args: CompareArgs) -> i32 {
         }
         if args.phases {
             print!("{}", phases::report(&r));
+        }
+        if args.by_size {
+            print!("{}", by_size::report(&r, &allocators));
         }
         let failures = failure_lines(&r);
         if !failures.is_empty() {
