@@ -434,18 +434,34 @@ fn tables_reused_across_vreg_spans_match_fresh_ones() {
         order.push((f, cranelift_like::x64_env_k(4)));
         order.push((&low, env(3, 0)));
     }
-    let mut ctx = crate::Context::new();
-    let mut reused = regalloc2::Output::default();
-    let mut labelled = false;
-    for (f, env) in &order {
-        crate::run_with_context_into(*f, env, &crate::Options::default(), &mut ctx, &mut reused)
-            .unwrap();
-        let (fresh, _) = alloc_checked(*f, env);
-        assert_eq!(format!("{reused:?}"), format!("{fresh:?}"));
-        labelled |= reused.debug_locations.iter().any(|l| l.0 == 2);
-        assert!(reused.debug_locations.iter().all(|l| l.0 != 1));
+    // The classic allocators share the spill slots and the edit builder's tables.
+    for algorithm in [
+        crate::Algorithm::Greedy,
+        crate::Algorithm::Basic,
+        crate::Algorithm::LinearScan,
+        crate::Algorithm::Irc,
+    ] {
+        let options = crate::Options {
+            algorithm,
+            ..Default::default()
+        };
+        let mut ctx = crate::Context::new();
+        let mut reused = regalloc2::Output::default();
+        let mut labelled = false;
+        for (f, env) in &order {
+            crate::run_with_context_into(*f, env, &options, &mut ctx, &mut reused).unwrap();
+            let fresh = crate::run(*f, env, &options).unwrap();
+            ragreedy_testkit::check::check_output(*f, env, &fresh)
+                .unwrap_or_else(|e| panic!("{algorithm:?}: checker rejected: {e}"));
+            assert_eq!(format!("{reused:?}"), format!("{fresh:?}"), "{algorithm:?}");
+            labelled |= reused.debug_locations.iter().any(|l| l.0 == 2);
+            assert!(reused.debug_locations.iter().all(|l| l.0 != 1));
+        }
+        assert!(
+            labelled,
+            "{algorithm:?}: the spilled value's label has locations"
+        );
     }
-    assert!(labelled, "the spilled value's label has locations");
 }
 
 /// Two values `a` and `b` fill both allocatable registers while `v` is live; `v` is
