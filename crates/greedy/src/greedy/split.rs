@@ -47,6 +47,14 @@ fn region_candidate_limit(segments: usize) -> usize {
     (REGION_PROBE_BUDGET / segments.max(1)).clamp(MIN_REGION_CANDIDATES, MAX_CANDIDATES)
 }
 
+/// Register candidates a callee-saved pre-split weighs: the one whose interference in the
+/// value's use blocks forces the least stack cost. Its candidates are the registers that
+/// are not untouched callee-saved ones, which the same calls clobber, so they differ only
+/// in what is assigned to them, which that ranking reads. Measured against six: on the
+/// Wasm and fuzz corpora one function cheaper by a unit, none dearer, and 1.4% fewer
+/// allocation instructions on Wasm functions of 16-127 instructions (0.2% on the corpus).
+const PRE_SPLIT_CANDIDATES: usize = 1;
+
 /// Registers named by the value's fixed operands added to the candidates.
 const MAX_FIXED_CANDIDATES: usize = 2;
 /// Block segments beyond which an interval is not region-split.
@@ -598,7 +606,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         candidates.clear();
         candidates.extend(self.split_candidates(iv, avoid_csr));
-        let limit = region_candidate_limit(n);
+        let limit = if cap.is_some() {
+            PRE_SPLIT_CANDIDATES
+        } else {
+            region_candidate_limit(n)
+        };
         if candidates.len() > limit {
             // Past the budget, the candidates kept are those whose interference in the
             // value's use blocks forces the least stack cost (ties in allocation order):
