@@ -465,10 +465,8 @@ impl LiveIntervals {
         if self.open_end.len() < nv {
             self.open_end.resize(nv, NOT_OPEN);
         }
-        self.def_stamp.clear();
-        self.def_stamp.resize(nv, u32::MAX);
-        self.out_stamp.clear();
-        self.out_stamp.resize(nv, u32::MAX);
+        reset_span(&mut self.def_stamp, nv, live.vreg_span(), u32::MAX);
+        reset_span(&mut self.out_stamp, nv, live.vreg_span(), u32::MAX);
         for p in std::mem::replace(&mut self.fixed_used, PRegSet::empty()) {
             let r = &mut self.fixed[p.index()];
             r.list.clear();

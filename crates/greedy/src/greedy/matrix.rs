@@ -25,9 +25,9 @@ pub(crate) struct InterferenceMatrix {
     touched: PRegSet,
     /// One past the last program point of the current function (`point_bound`).
     points: u32,
-    /// Unassignments since the reset, and per register index the count when it last
-    /// lost an occupant: a register not released since some moment is free over no
-    /// point where it was not free then.
+    /// Unassignments so far, and per register index the count when it last lost an
+    /// occupant: a register not released since some moment is free over no point where
+    /// it was not free then.
     releases: u32,
     last_release: Vec<u32>,
 }
@@ -328,8 +328,13 @@ impl InterferenceMatrix {
         }
         self.touched = PRegSet::empty();
         self.points = points;
-        self.releases = 0;
-        self.last_release.clear();
+        // Releases count on from one function to the next, so an earlier function's
+        // entries are never later than an epoch taken in this one and need no clearing;
+        // the table is cleared only when the count nears overflow.
+        if self.releases > u32::MAX / 2 {
+            self.releases = 0;
+            self.last_release.fill(0);
+        }
         self.last_release.resize(PReg::NUM_INDEX, 0);
         self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
@@ -363,7 +368,7 @@ impl InterferenceMatrix {
         }
     }
 
-    /// Unassignments since the reset (see `releases`).
+    /// Unassignments so far (see `releases`): an epoch for `released_since`.
     pub fn releases(&self) -> u32 {
         self.releases
     }
