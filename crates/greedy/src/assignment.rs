@@ -86,8 +86,8 @@ pub(crate) struct Assignment {
 }
 
 impl Assignment {
-    /// Empties the result for a new function in `env`.
-    /// For `f`, whose mentioned vregs lie in `span` (`Liveness::vreg_span`).
+    /// Empties the result for a new function `f` in `env`, whose mentioned vregs lie in
+    /// `span` (`Liveness::vreg_span`).
     pub fn reset<F: Function + ?Sized>(&mut self, f: &F, env: &MachineEnv, span: Range<usize>) {
         self.pieces.clear();
         self.reloads.clear();
