@@ -134,37 +134,15 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
 
 /// `COMPACT`: `t`'s vregs renumbered densely from 0, in order of first mention.
 fn compact(t: &mut TestFunc) {
-    use regalloc2::{Operand, VReg};
+    use regalloc2::VReg;
     let mut map = vec![usize::MAX; t.num_vregs];
     let mut next = 0;
-    let mut m = |v: VReg| -> VReg {
+    t.rename_vregs(|v| {
         if map[v.vreg()] == usize::MAX {
             map[v.vreg()] = next;
             next += 1;
         }
         VReg::new(map[v.vreg()], v.class())
-    };
-    for i in &mut t.insts {
-        for o in &mut i.operands {
-            if o.vreg().vreg() != VReg::MAX {
-                *o = Operand::new(m(o.vreg()), o.constraint(), o.kind(), o.pos());
-            }
-        }
-    }
-    for ps in &mut t.block_params {
-        for v in ps.iter_mut() {
-            *v = m(*v);
-        }
-    }
-    for bs in &mut t.branch_args {
-        for args in bs.iter_mut() {
-            for v in args.iter_mut() {
-                *v = m(*v);
-            }
-        }
-    }
-    for d in &mut t.debug_value_labels {
-        d.0 = m(d.0);
-    }
+    });
     t.num_vregs = next.max(1);
 }

@@ -120,6 +120,29 @@ impl Function for TestFunc {
 }
 
 impl TestFunc {
+    /// Renames every vreg the function mentions (operands other than fixed
+    /// non-allocatable ones, block params, branch arguments, debug labels) through
+    /// `rename`, for a renumbered copy of a function (Cranelift's numbering from 192, a
+    /// dense one); the caller sets `num_vregs` to match.
+    pub fn rename_vregs(&mut self, mut rename: impl FnMut(VReg) -> VReg) {
+        for inst in &mut self.insts {
+            for op in &mut inst.operands {
+                if op.as_fixed_nonallocatable().is_none() {
+                    *op = Operand::new(rename(op.vreg()), op.constraint(), op.kind(), op.pos());
+                }
+            }
+        }
+        for v in self.block_params.iter_mut().flatten() {
+            *v = rename(*v);
+        }
+        for v in self.branch_args.iter_mut().flatten().flatten() {
+            *v = rename(*v);
+        }
+        for label in &mut self.debug_value_labels {
+            label.0 = rename(label.0);
+        }
+    }
+
     /// Snapshot any `Function` (e.g. a fuzzer `Func`) into a `TestFunc`, so it can be mutated.
     /// Predecessors are copied as the source reports them (not recomputed).
     pub fn from_function<F: Function + ?Sized>(f: &F) -> TestFunc {

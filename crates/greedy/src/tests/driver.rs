@@ -384,24 +384,8 @@ fn output_reused_across_functions_matches_a_fresh_one() {
 /// `f` with every vreg renumbered `by` higher (the first `by` ids left unmentioned, as
 /// Cranelift leaves its first 192).
 fn shifted(f: &TestFunc, by: usize) -> TestFunc {
-    let up = |v: VReg| VReg::new(v.vreg() + by, v.class());
     let mut g = f.clone();
-    for inst in &mut g.insts {
-        for op in &mut inst.operands {
-            if op.as_fixed_nonallocatable().is_none() {
-                *op = Operand::new(up(op.vreg()), op.constraint(), op.kind(), op.pos());
-            }
-        }
-    }
-    for v in g.block_params.iter_mut().flatten() {
-        *v = up(*v);
-    }
-    for v in g.branch_args.iter_mut().flatten().flatten() {
-        *v = up(*v);
-    }
-    for label in &mut g.debug_value_labels {
-        label.0 = up(label.0);
-    }
+    g.rename_vregs(|v| VReg::new(v.vreg() + by, v.class()));
     g.num_vregs += by;
     g
 }
