@@ -17,12 +17,18 @@
 //! hot loop that straddles one more cache line or fetch window than another allocator's can
 //! run 20% slower with the same instructions; shifting both alike makes that a noise both
 //! share (the idea behind Stabilizer's layout randomisation, Curtsinger and Berger, 2013).
+//!
+//! The geometric means over modules come with a 95% interval ([`ratio_interval`]): a paired
+//! bootstrap over the iterations, which says how far another run of as many iterations could
+//! land from this one (placements and machine noise both), so that a target such as "at most
+//! 0.96 of ion's run time" can be read against the run's own spread rather than one figure.
 
 use crate::engine::{self, Compilation};
 use crate::wasi::{self, RunSetup, Stdio};
 use crate::{FileError, module_name, one_line};
 use ragreedy_jit::Allocator;
 use ragreedy_testkit::cost::geomean;
+use ragreedy_testkit::fuzzgen::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmtime::Engine;
@@ -343,9 +349,84 @@ fn describe_difference(what: &str, file: &Path, got: &[u8], want: &[u8]) -> Stri
     )
 }
 
+/// Resamples of the bootstrap behind [`ratio_interval`] in [`summary_line`].
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// Which times a ratio compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Compile,
+    Run,
+}
+
+impl Measure {
+    fn samples(self, r: &AllocatorBench) -> &[Duration] {
+        match self {
+            Measure::Compile => &r.compile,
+            Measure::Run => &r.run,
+        }
+    }
+}
+
+/// The middle `level` (0.95 for a 95% interval) of the geometric mean over modules of `a`'s
+/// median time against ion's (`measure`), by a paired bootstrap over iterations: each of
+/// `resamples` draws picks, per module, as many iterations as were measured, with
+/// replacement, and takes both allocators' times from the same picked iterations (an
+/// iteration is one placement and one stretch of machine time for both), then their
+/// medians' ratio; the interval is the draws' percentiles. Deterministic (a fixed seed).
+/// `None` where no module has both allocators measured.
+pub fn ratio_interval(
+    results: &[ModuleBench],
+    a: Allocator,
+    measure: Measure,
+    level: f64,
+    resamples: usize,
+) -> Option<(f64, f64)> {
+    // Per module, the iterations both measured, paired by index (iteration `i` of each).
+    let pairs: Vec<(&[Duration], &[Duration])> = results
+        .iter()
+        .filter_map(|m| {
+            let ours = m.get(a).filter(|r| !r.failed())?;
+            let ion = m.get(Allocator::Ion).filter(|r| !r.failed())?;
+            let n = measure.samples(ours).len().min(measure.samples(ion).len());
+            (n > 0).then(|| (&measure.samples(ours)[..n], &measure.samples(ion)[..n]))
+        })
+        .collect();
+    if pairs.is_empty() || resamples == 0 {
+        return None;
+    }
+    let mut rng = SplitMix64(0x5eed_b007);
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    let mut draws: Vec<f64> = (0..resamples)
+        .map(|_| {
+            let log_sum: f64 = pairs
+                .iter()
+                .map(|&(ours, ion)| {
+                    x.clear();
+                    y.clear();
+                    for _ in 0..ours.len() {
+                        let i = rng.below(ours.len() as u64) as usize;
+                        x.push(ours[i]);
+                        y.push(ion[i]);
+                    }
+                    let median =
+                        |v: &[Duration]| Spread::of(v).map_or(0.0, |s| s.median.as_secs_f64());
+                    (median(&x) / median(&y).max(1e-12)).max(1e-12).ln()
+                })
+                .sum();
+            (log_sum / pairs.len() as f64).exp()
+        })
+        .collect();
+    draws.sort_by(f64::total_cmp);
+    let at = |q: f64| draws[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
+    Some((at((1.0 - level) / 2.0), at((1.0 + level) / 2.0)))
+}
+
 /// The closing line per allocator:
-/// `wasm-bench ALLOC modules=N compile_ratio=X run_ratio=Y mismatches=M` (ratios: geomeans over
-/// the modules both this allocator and ion measured; mismatches: modules whose output differed).
+/// `wasm-bench ALLOC modules=N compile_ratio=X run_ratio=Y mismatches=M compile_ratio_95=L..H
+/// run_ratio_95=L..H` (ratios: geomeans over the modules both this allocator and ion
+/// measured; mismatches: modules whose output differed; `_95`: [`ratio_interval`]'s 95%
+/// interval).
 pub fn summary_line(results: &[ModuleBench], a: Allocator) -> String {
     let measured = results
         .iter()
@@ -359,9 +440,142 @@ pub fn summary_line(results: &[ModuleBench], a: Allocator) -> String {
         })
         .count();
     let fmt = |x: Option<f64>| x.map_or("nan".to_owned(), |x| format!("{x:.4}"));
+    let interval = |m: Measure| {
+        ratio_interval(results, a, m, 0.95, BOOTSTRAP_RESAMPLES)
+            .map_or("nan".to_owned(), |(lo, hi)| format!("{lo:.4}..{hi:.4}"))
+    };
     format!(
-        "wasm-bench {a} modules={measured} compile_ratio={} run_ratio={} mismatches={mismatches}",
+        "wasm-bench {a} modules={measured} compile_ratio={} run_ratio={} mismatches={mismatches} compile_ratio_95={} run_ratio_95={}",
         fmt(geomean(results.iter().filter_map(|m| m.compile_ratio(a)))),
         fmt(geomean(results.iter().filter_map(|m| m.run_ratio(a)))),
+        interval(Measure::Compile),
+        interval(Measure::Run),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(name: &str, ours: Vec<Duration>, ion: Vec<Duration>) -> ModuleBench {
+        let bench = |allocator, run: Vec<Duration>| AllocatorBench {
+            allocator,
+            compile: run.clone(),
+            run,
+            output: OutputCheck::Ok,
+            error: None,
+        };
+        ModuleBench {
+            path: PathBuf::from(name),
+            name: name.into(),
+            error: None,
+            results: vec![bench(Allocator::Greedy, ours), bench(Allocator::Ion, ion)],
+        }
+    }
+
+    /// Times around `base` µs, the same placement effect for both allocators at each
+    /// iteration (up to `spread` of `base`), ours scaled by `factor`, and machine noise of
+    /// up to a fifth on each.
+    fn paired(
+        rng: &mut SplitMix64,
+        n: usize,
+        base: f64,
+        spread: f64,
+        factor: f64,
+    ) -> Vec<(Duration, Duration)> {
+        (0..n)
+            .map(|_| {
+                let mut unit = || rng.below(1_000_001) as f64 / 1e6;
+                let placement = base * (1.0 + spread * unit());
+                let ours = placement * factor * (1.0 + 0.2 * unit());
+                let ion = placement * (1.0 + 0.2 * unit());
+                (
+                    Duration::from_secs_f64(ours * 1e-6),
+                    Duration::from_secs_f64(ion * 1e-6),
+                )
+            })
+            .collect()
+    }
+
+    fn modules(seed: u64, iterations: usize, factor: f64) -> Vec<ModuleBench> {
+        let mut rng = SplitMix64(seed);
+        (0..12)
+            .map(|k| {
+                let (ours, ion) = paired(&mut rng, iterations, 100.0 * (k + 1) as f64, 0.5, factor)
+                    .into_iter()
+                    .unzip();
+                module(&format!("m{k}"), ours, ion)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn identical_times_give_a_point_interval_at_one() {
+        // Resampling pairs iterations: drawn apart, the two medians would differ.
+        let mut rng = SplitMix64(7);
+        let times: Vec<Duration> = (0..16)
+            .map(|_| Duration::from_micros(100 + rng.below(900)))
+            .collect();
+        let results = vec![module("same", times.clone(), times)];
+        let (lo, hi) = ratio_interval(&results, Allocator::Greedy, Measure::Run, 0.95, 500)
+            .expect("both measured");
+        assert_eq!((lo, hi), (1.0, 1.0));
+    }
+
+    #[test]
+    fn interval_holds_the_geomean_and_narrows_with_iterations() {
+        let width = |iterations| {
+            let results = modules(11, iterations, 0.9);
+            let point = geomean(
+                results
+                    .iter()
+                    .filter_map(|m| m.run_ratio(Allocator::Greedy)),
+            )
+            .expect("measured");
+            let (lo, hi) = ratio_interval(&results, Allocator::Greedy, Measure::Run, 0.95, 1000)
+                .expect("measured");
+            assert!(lo <= point && point <= hi, "{lo} {point} {hi}");
+            assert!(lo > 0.8 && hi < 1.0, "{lo}..{hi} around 0.9");
+            hi - lo
+        };
+        let (short, long) = (width(8), width(128));
+        assert!(long < short / 2.0, "8 iterations: {short}, 128: {long}");
+    }
+
+    #[test]
+    fn summary_line_carries_the_intervals() {
+        let results = modules(3, 16, 1.1);
+        let line = summary_line(&results, Allocator::Greedy);
+        let field = |key: &str| {
+            let v = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .unwrap_or_else(|| panic!("{key} in {line}"));
+            let (lo, hi) = v.split_once("..").expect("lo..hi");
+            (
+                lo.parse::<f64>().expect("lo"),
+                hi.parse::<f64>().expect("hi"),
+            )
+        };
+        let (lo, hi) = field("run_ratio_95=");
+        assert!(lo < 1.1 && 1.1 < hi + 0.02 && lo < hi, "{line}");
+        assert_eq!(
+            field("compile_ratio_95="),
+            (lo, hi),
+            "compile holds the same times here"
+        );
+        // Ion against itself: exactly one.
+        let ion = summary_line(&results, Allocator::Ion);
+        assert!(ion.contains("run_ratio_95=1.0000..1.0000"), "{ion}");
+    }
+
+    #[test]
+    fn no_interval_without_both_allocators() {
+        let mut m = module("one", vec![Duration::from_millis(1)], vec![]);
+        m.results.truncate(1);
+        assert_eq!(
+            ratio_interval(&[m], Allocator::Greedy, Measure::Run, 0.95, 100),
+            None
+        );
+    }
 }
