@@ -1454,47 +1454,83 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     occupants.push((start, end, w));
                 });
             }
-            let mut probe = self.ctx.matrix.probe(p);
-            let mut j = 0;
             // Whether some cell holds only occupants eviction may take: without one, every
             // window that evicts crosses an infinite cell, and the free runs are all.
             let mut evictable = false;
-            for c in 0..n_cells {
-                let cell = Segment {
-                    start: bounds[c],
-                    end: bounds[c + 1],
-                };
-                cell_weight[c] = 0.0;
-                cell_first[c] = u32::MAX;
-                cell_last[c] = 0;
-                if cell.start >= cell.end {
-                    continue;
+            if evicting {
+                // Occupant by occupant, then reservation by reservation, each marking the
+                // cells it overlaps: a segment of hundreds of uses has far more cells than
+                // any one register has occupants over it, and a per-cell pass cost most of
+                // the evicting search's setup.
+                cell_weight[..n_cells].fill(0.0);
+                cell_first[..n_cells].fill(u32::MAX);
+                cell_last[..n_cells].fill(0);
+                let cells = &bounds[..=n_cells];
+                let mut from = 0;
+                for (o, &(start, end, w)) in occupants.iter().enumerate() {
+                    debug_assert!(o == 0 || occupants[o - 1].1 <= start, "occupants overlap");
+                    while from < n_cells && cells[from + 1] <= start {
+                        from += 1;
+                    }
+                    let mut c = from;
+                    while c < n_cells && cells[c] < end {
+                        // Occupied, however light the occupants (a piece with no uses
+                        // weighs 0): only an empty cell counts as free.
+                        if cells[c] < cells[c + 1] {
+                            cell_weight[c] = cell_weight[c].max(w.max(f32::MIN_POSITIVE));
+                            if cell_first[c] == u32::MAX {
+                                cell_first[c] = o as u32;
+                            }
+                            cell_last[c] = o as u32;
+                        }
+                        c += 1;
+                    }
                 }
-                if fixed && fixed_conflict_from(reservations, &mut lo, cell, iv.vreg) {
-                    cell_weight[c] = f32::INFINITY;
-                    continue;
+                if fixed {
+                    let mut r = reservations.first_ending_after(0, seg.start);
+                    let mut from = 0;
+                    while let Some(res) = reservations.get(r)
+                        && res.start < seg.end
+                    {
+                        r += 1;
+                        if res.owner == iv.vreg {
+                            continue;
+                        }
+                        while from < n_cells && cells[from + 1] <= res.start {
+                            from += 1;
+                        }
+                        let mut c = from;
+                        while c < n_cells && cells[c] < res.end {
+                            if cells[c] < cells[c + 1] {
+                                cell_weight[c] = f32::INFINITY;
+                                cell_first[c] = u32::MAX;
+                                cell_last[c] = 0;
+                            }
+                            c += 1;
+                        }
+                    }
                 }
-                if !evicting {
-                    if !probe.is_free(cell) {
+                evictable = cell_weight[..n_cells]
+                    .iter()
+                    .any(|&w| w > 0.0 && w.is_finite());
+            } else {
+                let mut probe = self.ctx.matrix.probe(p);
+                for c in 0..n_cells {
+                    let cell = Segment {
+                        start: bounds[c],
+                        end: bounds[c + 1],
+                    };
+                    cell_weight[c] = 0.0;
+                    cell_first[c] = u32::MAX;
+                    cell_last[c] = 0;
+                    if cell.start >= cell.end {
+                        continue;
+                    }
+                    if (fixed && fixed_conflict_from(reservations, &mut lo, cell, iv.vreg))
+                        || !probe.is_free(cell)
+                    {
                         cell_weight[c] = f32::INFINITY;
                     }
-                    continue;
-                }
-                while j < occupants.len() && occupants[j].1 <= cell.start {
-                    j += 1;
-                }
-                let mut k = j;
-                while k < occupants.len() && occupants[k].0 < cell.end {
-                    cell_weight[c] = cell_weight[c].max(occupants[k].2);
-                    k += 1;
-                }
-                if k > j {
-                    // Occupied, however light the occupants (a piece with no uses
-                    // weighs 0): only an empty cell counts as free.
-                    cell_weight[c] = cell_weight[c].max(f32::MIN_POSITIVE);
-                    evictable |= cell_weight[c].is_finite();
-                    cell_first[c] = j as u32;
-                    cell_last[c] = (k - 1) as u32;
                 }
             }
             let consider = |best: &mut Option<LocalWindow>, a: usize, b: usize, evicts: f32| {
