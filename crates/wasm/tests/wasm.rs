@@ -158,7 +158,7 @@ fn bench_follows_the_sightglass_protocol() {
     let line = bench::summary_line(&results, Allocator::Greedy);
     assert!(line.starts_with("wasm-bench greedy modules=1 "), "{line}");
     assert!(line.contains(" mismatches=0 "), "{line}");
-    // Three iterations give an interval, however wide, around the point estimate.
+    // Three iterations still give an interval, however wide.
     let interval = line
         .split_whitespace()
         .find_map(|w| w.strip_prefix("run_ratio_95="))

@@ -99,6 +99,24 @@ struct LocalWindow {
     evicts: f32,
 }
 
+/// The non-empty cells (cell `c` is `bounds[c]..bounds[c + 1]`) that overlap
+/// `start..end`, for ranges visited in increasing order of `start`: `from` (0 before the
+/// first) carries the first cell that may still overlap one.
+fn cells_overlapping<'b>(
+    bounds: &'b [u32],
+    from: &mut usize,
+    start: u32,
+    end: u32,
+) -> impl Iterator<Item = usize> + 'b {
+    let n = bounds.len() - 1;
+    while *from < n && bounds[*from + 1] <= start {
+        *from += 1;
+    }
+    (*from..n)
+        .take_while(move |&c| bounds[c] < end)
+        .filter(move |&c| bounds[c] < bounds[c + 1])
+}
+
 /// The most use instructions a local-split window may hold among `cells` (use `k` is cell
 /// `2k`, the gap after it `2k + 1`) without crossing an infinite one.
 fn longest_finite_run(cells: &[f32]) -> usize {
@@ -1465,25 +1483,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 cell_weight[..n_cells].fill(0.0);
                 cell_first[..n_cells].fill(u32::MAX);
                 cell_last[..n_cells].fill(0);
-                let cells = &bounds[..=n_cells];
                 let mut from = 0;
                 for (o, &(start, end, w)) in occupants.iter().enumerate() {
                     debug_assert!(o == 0 || occupants[o - 1].1 <= start, "occupants overlap");
-                    while from < n_cells && cells[from + 1] <= start {
-                        from += 1;
-                    }
-                    let mut c = from;
-                    while c < n_cells && cells[c] < end {
-                        // Occupied, however light the occupants (a piece with no uses
-                        // weighs 0): only an empty cell counts as free.
-                        if cells[c] < cells[c + 1] {
-                            cell_weight[c] = cell_weight[c].max(w.max(f32::MIN_POSITIVE));
-                            if cell_first[c] == u32::MAX {
-                                cell_first[c] = o as u32;
-                            }
-                            cell_last[c] = o as u32;
+                    // Occupied, however light the occupants (a piece with no uses weighs
+                    // 0): only an empty cell counts as free.
+                    for c in cells_overlapping(&bounds[..=n_cells], &mut from, start, end) {
+                        cell_weight[c] = cell_weight[c].max(w.max(f32::MIN_POSITIVE));
+                        if cell_first[c] == u32::MAX {
+                            cell_first[c] = o as u32;
                         }
-                        c += 1;
+                        cell_last[c] = o as u32;
                     }
                 }
                 if fixed {
@@ -1496,17 +1506,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         if res.owner == iv.vreg {
                             continue;
                         }
-                        while from < n_cells && cells[from + 1] <= res.start {
-                            from += 1;
-                        }
-                        let mut c = from;
-                        while c < n_cells && cells[c] < res.end {
-                            if cells[c] < cells[c + 1] {
-                                cell_weight[c] = f32::INFINITY;
-                                cell_first[c] = u32::MAX;
-                                cell_last[c] = 0;
-                            }
-                            c += 1;
+                        let at = &bounds[..=n_cells];
+                        for c in cells_overlapping(at, &mut from, res.start, res.end) {
+                            cell_weight[c] = f32::INFINITY;
+                            cell_first[c] = u32::MAX;
+                            cell_last[c] = 0;
                         }
                     }
                 }
