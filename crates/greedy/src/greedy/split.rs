@@ -1457,9 +1457,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             let reservations = &self.an.intervals.fixed[p.index()];
             let fixed = iv.fixed_conflicts.contains(p);
-            let mut lo = 0;
-            occupants.clear();
+            // Whether some cell holds only occupants eviction may take: without one, every
+            // window that evicts crosses an infinite cell, and the free runs are all.
+            let mut evictable = false;
             if evicting {
+                occupants.clear();
                 self.ctx.matrix.occupants(p, seg, |start, end, j| {
                     let victim = &self.ctx.intervals[j];
                     let w = if victim.is_spillable()
@@ -1471,11 +1473,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     };
                     occupants.push((start, end, w));
                 });
-            }
-            // Whether some cell holds only occupants eviction may take: without one, every
-            // window that evicts crosses an infinite cell, and the free runs are all.
-            let mut evictable = false;
-            if evicting {
                 // Occupant by occupant, then reservation by reservation, each marking the
                 // cells it overlaps: a segment of hundreds of uses has far more cells than
                 // any one register has occupants over it, and a per-cell pass cost most of
@@ -1483,12 +1480,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 cell_weight[..n_cells].fill(0.0);
                 cell_first[..n_cells].fill(u32::MAX);
                 cell_last[..n_cells].fill(0);
+                let cells = &bounds[..=n_cells];
                 let mut from = 0;
                 for (o, &(start, end, w)) in occupants.iter().enumerate() {
                     debug_assert!(o == 0 || occupants[o - 1].1 <= start, "occupants overlap");
                     // Occupied, however light the occupants (a piece with no uses weighs
                     // 0): only an empty cell counts as free.
-                    for c in cells_overlapping(&bounds[..=n_cells], &mut from, start, end) {
+                    for c in cells_overlapping(cells, &mut from, start, end) {
                         cell_weight[c] = cell_weight[c].max(w.max(f32::MIN_POSITIVE));
                         if cell_first[c] == u32::MAX {
                             cell_first[c] = o as u32;
@@ -1506,8 +1504,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         if res.owner == iv.vreg {
                             continue;
                         }
-                        let at = &bounds[..=n_cells];
-                        for c in cells_overlapping(at, &mut from, res.start, res.end) {
+                        for c in cells_overlapping(cells, &mut from, res.start, res.end) {
                             cell_weight[c] = f32::INFINITY;
                             cell_first[c] = u32::MAX;
                             cell_last[c] = 0;
@@ -1519,6 +1516,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     .any(|&w| w > 0.0 && w.is_finite());
             } else {
                 let mut probe = self.ctx.matrix.probe(p);
+                let mut lo = 0;
                 for c in 0..n_cells {
                     let cell = Segment {
                         start: bounds[c],
