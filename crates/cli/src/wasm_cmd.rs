@@ -1,7 +1,8 @@
 //! `ragreedy wasm`: real WebAssembly through Wasmtime with a chosen allocator under its
 //! Cranelift. `run` executes one WASI module (its exit code becomes ours), `bench` times
-//! Sightglass-layout modules per allocator (compile and run, outputs compared), `dump` writes a
-//! module's allocation problems as JSON for `compare --corpus DIR`.
+//! Sightglass-layout modules per allocator (compile and run, outputs compared), `count` counts
+//! the instructions their `bench.start`..`bench.end` windows execute under callgrind, `dump`
+//! writes a module's allocation problems as JSON for `compare --corpus DIR`.
 //!
 //! Bad input (not Wasm, invalid, missing import, trap, broken `bench.*` protocol) is one line
 //! naming the file and the cause; the other modules of the run are still measured, and the exit
@@ -12,6 +13,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use ragreedy_jit::Allocator;
 use ragreedy_wasm::bench::{self, BenchOptions, ModuleBench, OutputCheck};
+use ragreedy_wasm::count::{self, CountOptions, ModuleCount, WindowCounts};
 use ragreedy_wasm::engine::{self, Compilation};
 use ragreedy_wasm::wasi::{self, RunSetup, Stdio};
 use ragreedy_wasm::{capture, discover};
@@ -34,6 +36,10 @@ pub enum WasmCommand {
     /// time, run time (`bench.start`..`bench.end`, median) and output checked against
     /// `NAME.stdout.expected` / `NAME.stderr.expected`.
     Bench(BenchArgs),
+    /// Count the instructions each module's `bench.start`..`bench.end` window executes per
+    /// allocator, under valgrind's callgrind (one run each; deterministic, where run time
+    /// moves with code placement and machine load). Needs `valgrind` installed.
+    Count(CountArgs),
     /// Write every regalloc2 call of compiling the modules as JSON, one folder per module
     /// (readable by `ragreedy compare --corpus DIR`).
     Dump(DumpArgs),
@@ -73,6 +79,26 @@ pub struct BenchArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct CountArgs {
+    /// Modules, or folders searched for `*.wasm`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Allocators to count (ratios are against ion, which is always counted).
+    #[arg(long, value_delimiter = ',', default_value = "greedy,ion")]
+    pub allocators: Vec<Allocator>,
+    /// Also simulate caches and branch prediction, for callgrind's cycle estimate
+    /// (about twice as slow).
+    #[arg(long)]
+    pub simulate: bool,
+    /// The valgrind program.
+    #[arg(long, default_value = "valgrind")]
+    pub valgrind: PathBuf,
+    /// Print JSON on stdout instead of Markdown (summary lines then go to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct DumpArgs {
     /// Modules, or folders searched for `*.wasm`.
     #[arg(required = true)]
@@ -86,6 +112,7 @@ pub fn main(args: WasmArgs) -> i32 {
     match args.command {
         WasmCommand::Run(a) => run(a),
         WasmCommand::Bench(a) => bench_main(a),
+        WasmCommand::Count(a) => count_main(a),
         WasmCommand::Dump(a) => dump(a),
     }
 }
@@ -288,6 +315,180 @@ fn bench_json(results: &[ModuleBench]) -> String {
                         OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
                     },
                     "error": r.error,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&v).expect("serializable")
+}
+
+fn count_main(args: CountArgs) -> i32 {
+    let modules = match discover::modules(&args.paths) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let runner = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: cannot find this program to run the modules: {e}");
+            return 2;
+        }
+    };
+    let scratch = std::env::temp_dir();
+    let allocators = crate::compare::with_ion(&args.allocators);
+    let options = CountOptions {
+        allocators: allocators.clone(),
+        simulate: args.simulate,
+        valgrind: args.valgrind,
+        runner,
+        scratch,
+    };
+    let pb = progress_bar(modules.len() as u64);
+    let results: Vec<ModuleCount> = modules
+        .iter()
+        .map(|m| {
+            pb.set_message(ragreedy_wasm::module_name(m));
+            let r = count::count_module(m, &options);
+            pb.inc(1);
+            r
+        })
+        .collect();
+    pb.finish_and_clear();
+    let lines: Vec<String> = allocators
+        .iter()
+        .map(|&a| count::summary_line(&results, a, args.simulate))
+        .collect();
+    let errors = count_errors(&results);
+    if args.json {
+        println!("{}", count_json(&results));
+        lines.iter().for_each(|l| eprintln!("{l}"));
+    } else {
+        println!(
+            "## Instructions in the bench window ({} modules, callgrind{})\n",
+            results.len(),
+            if args.simulate {
+                ", caches and branches simulated"
+            } else {
+                ""
+            }
+        );
+        println!("{}", count_table(&results, &allocators, args.simulate));
+        if !errors.is_empty() {
+            println!("### Failures\n");
+            errors.iter().for_each(|l| println!("- {l}"));
+            println!();
+        }
+        lines.iter().for_each(|l| println!("{l}"));
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    i32::from(!errors.is_empty())
+}
+
+/// One line per module and allocator whose count failed or whose output was wrong.
+fn count_errors(results: &[ModuleCount]) -> Vec<String> {
+    let mut v = Vec::new();
+    for m in results {
+        for r in &m.results {
+            match (&r.counts, &r.output) {
+                (Err(e), _) => v.push(format!("{}: [{}] {e}", m.path.display(), r.allocator)),
+                (Ok(_), OutputCheck::Mismatch(d)) => v.push(format!(
+                    "{}: [{}] MISMATCH: {d}",
+                    m.path.display(),
+                    r.allocator
+                )),
+                _ => {}
+            }
+        }
+    }
+    v
+}
+
+/// Markdown: one row per module and allocator.
+fn count_table(results: &[ModuleCount], allocators: &[Allocator], simulate: bool) -> String {
+    let mut s = String::new();
+    let sim_head = if simulate {
+        " first-level misses | last-level misses | mispredicted branches | cycle estimate | cycle estimate / ion |"
+    } else {
+        ""
+    };
+    let sim_rule = if simulate {
+        "---:|---:|---:|---:|---:|"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        "| module | allocator | instructions | instructions / ion |{sim_head} output |"
+    );
+    let _ = writeln!(s, "|---|---|---:|---:|{sim_rule}---|");
+    for m in results {
+        for &a in allocators {
+            let Some(r) = m.results.iter().find(|r| r.allocator == a) else {
+                continue;
+            };
+            let Ok(c) = &r.counts else {
+                let cells = if simulate { 7 } else { 2 };
+                let _ = writeln!(s, "| {} | {a} |{} error |", m.name, " |".repeat(cells));
+                continue;
+            };
+            let n = |x: Option<u64>| x.map_or("–".to_owned(), |x| x.to_string());
+            let sum = |names: &[&str]| names.iter().map(|e| c.get(e)).sum::<Option<u64>>();
+            let sim = if simulate {
+                format!(
+                    " {} | {} | {} | {} | {} |",
+                    n(sum(&["I1mr", "D1mr", "D1mw"])),
+                    n(sum(&["ILmr", "DLmr", "DLmw"])),
+                    n(sum(&["Bcm", "Bim"])),
+                    n(c.cycle_estimate()),
+                    ratio_cell(m.ratio(a, WindowCounts::cycle_estimate)),
+                )
+            } else {
+                String::new()
+            };
+            let output = match &r.output {
+                OutputCheck::Ok => "ok",
+                OutputCheck::NoExpectation => "no expectation",
+                OutputCheck::Mismatch(_) => "MISMATCH",
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {a} | {} | {} |{sim} {output} |",
+                m.name,
+                n(c.instructions()),
+                ratio_cell(m.ratio(a, WindowCounts::instructions)),
+            );
+        }
+    }
+    s
+}
+
+fn count_json(results: &[ModuleCount]) -> String {
+    let v: Vec<serde_json::Value> = results
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "module": m.name,
+                "path": m.path.display().to_string(),
+                "results": m.results.iter().map(|r| serde_json::json!({
+                    "allocator": r.allocator.name(),
+                    "events": r.counts.as_ref().ok().map(|c| c
+                        .events
+                        .iter()
+                        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                        .collect::<serde_json::Map<_, _>>()),
+                    "instructions_ratio": m.ratio(r.allocator, WindowCounts::instructions),
+                    "cycle_estimate_ratio": m.ratio(r.allocator, WindowCounts::cycle_estimate),
+                    "output": match &r.output {
+                        OutputCheck::Ok => "ok".to_owned(),
+                        OutputCheck::NoExpectation => "no expectation".to_owned(),
+                        OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
+                    },
+                    "error": r.counts.as_ref().err(),
                 })).collect::<Vec<_>>(),
             })
         })

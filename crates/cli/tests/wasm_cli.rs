@@ -223,3 +223,76 @@ fn ablate_tabulates_a_wasm_module_beside_the_fuzz_corpus() {
         }
     }
 }
+
+/// Stands in for valgrind: runs the program it is given, then writes the two dumps callgrind
+/// would (`OUT.1` up to `bench.start`, `OUT.2` the window), counting 90 instructions in the
+/// window under greedy and 100 under ion; a module called `nowindow.wasm` gets no window.
+const FAKE_VALGRIND: &str = r#"#!/bin/sh
+out=
+for a in "$@"; do case "$a" in --callgrind-out-file=*) out="${a#--callgrind-out-file=}";; esac; done
+while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do shift; done
+case "$*" in *"--allocator ion"*) n=100;; *) n=90;; esac
+"$@" || exit $?
+printf 'desc: Trigger: --dump-before=ragreedy_wasm::wasi::bench_window_opens\nevents: Ir\ntotals: 7\n' > "$out.1"
+case "$*" in *nowindow*) exit 0;; esac
+printf 'desc: Trigger: --dump-before=ragreedy_wasm::wasi::bench_window_closes\nevents: Ir\ntotals: %s\n' $n > "$out.2"
+"#;
+
+#[test]
+fn count_reads_the_window_dump_and_reports_a_module_without_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cli-count-fake");
+    let fake = dir.join("fake-valgrind");
+    std::fs::write(&fake, FAKE_VALGRIND).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("loop.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    std::fs::write(dir.join("loop.stdout.expected"), "").unwrap();
+    std::fs::write(dir.join("nowindow.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    let out = ragreedy(
+        &["wasm", "count", ".", "--valgrind", fake.to_str().unwrap()],
+        &dir,
+    );
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("| loop.wasm | greedy | 90 | 0.900 | ok |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("wasm-count greedy modules=1 instructions_ratio=0.9000 mismatches=0"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.starts_with("error: ")
+            && l.contains("nowindow.wasm: [greedy] never called bench.start and bench.end")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn count_under_callgrind_counts_the_loops_window() {
+    let dir = scratch("cli-count");
+    std::fs::write(dir.join("loop.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    std::fs::write(dir.join("loop.stdout.expected"), "").unwrap();
+    let out = ragreedy(&["wasm", "count", "loop.wasm", "--json"], &dir);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "valgrind is needed here (the test command's machines have it)\n{stdout}\n{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for r in v[0]["results"].as_array().unwrap() {
+        // 1,000 iterations of a dozen instructions and a call, plus the host's return
+        // from `bench.start` and its entry to `bench.end`.
+        let ir = r["events"]["Ir"].as_u64().unwrap_or(0);
+        assert!((10_000..200_000).contains(&ir), "{r}");
+        assert_eq!(r["output"], "ok", "{r}");
+    }
+    assert!(
+        stderr.contains("wasm-count greedy modules=1 instructions_ratio="),
+        "{stderr}"
+    );
+}

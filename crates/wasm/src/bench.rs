@@ -291,13 +291,13 @@ fn one_iteration(
 }
 
 /// The expected output files of a module, read once.
-struct Expected {
+pub(crate) struct Expected {
     stdout: Option<(PathBuf, Vec<u8>)>,
     stderr: Option<(PathBuf, Vec<u8>)>,
 }
 
 impl Expected {
-    fn for_module(path: &Path) -> Expected {
+    pub(crate) fn for_module(path: &Path) -> Expected {
         let stem = path.file_stem().unwrap_or_default().to_string_lossy();
         let read = |suffix: &str| {
             let p = path.with_file_name(format!("{stem}.{suffix}.expected"));
@@ -309,7 +309,7 @@ impl Expected {
         }
     }
 
-    fn compare(&self, stdout: &[u8], stderr: &[u8]) -> OutputCheck {
+    pub(crate) fn compare(&self, stdout: &[u8], stderr: &[u8]) -> OutputCheck {
         if self.stdout.is_none() && self.stderr.is_none() {
             return OutputCheck::NoExpectation;
         }

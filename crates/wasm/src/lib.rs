@@ -8,10 +8,13 @@
 //! - [`wasi`]: running a WASI preview-1 module (`_start`) with the current folder pre-opened.
 //! - [`bench`]: the Sightglass protocol (`bench.start`/`bench.end`, expected output files),
 //!   compile and run time per allocator, interleaved.
+//! - [`count`]: instructions executed in the `bench.start`..`bench.end` window, counted by
+//!   callgrind (deterministic, unlike run time).
 //! - [`discover`]: the `.wasm` files under a path.
 
 pub mod bench;
 pub mod capture;
+pub mod count;
 pub mod discover;
 pub mod engine;
 pub mod wasi;

@@ -1,0 +1,420 @@
+//! Instructions executed in a module's `bench.start`..`bench.end` window, counted by
+//! callgrind: a measure of an allocator's code that neither code placement nor a busy
+//! machine moves. Run time on the shared 2-core machine swings by 10% between runs of
+//! the same code and by 2x with where a hot loop lands (docs/wasm.md), so a run-time
+//! ratio cannot say whether one allocator's code does less work than another's; the
+//! count can, exactly, and with `simulate` callgrind's cache and branch-predictor
+//! models add the misses and mispredictions behind an estimate of cycles.
+//!
+//! Each module is run once per allocator, as its own process (`ragreedy wasm run`,
+//! given as `runner`) under `valgrind --tool=callgrind`, with a dump requested on entry
+//! to [`bench_window_opens`] and on entry to [`bench_window_closes`]: the second dump
+//! holds exactly the window (a dump zeroes the counters). The host's own code inside the
+//! window (WASI calls the program makes) is counted too, alike for every allocator.
+//!
+//! [`bench_window_opens`]: crate::wasi::bench_window_opens
+//! [`bench_window_closes`]: crate::wasi::bench_window_closes
+
+use crate::bench::{Expected, OutputCheck};
+use crate::module_name;
+use ragreedy_jit::Allocator;
+use ragreedy_testkit::cost::geomean;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The host functions the window's dumps are taken at (callgrind matches these names).
+pub const OPENS_SYMBOL: &str = "ragreedy_wasm::wasi::bench_window_opens";
+pub const CLOSES_SYMBOL: &str = "ragreedy_wasm::wasi::bench_window_closes";
+
+/// What a count run needs.
+#[derive(Clone, Debug)]
+pub struct CountOptions {
+    /// Allocators to count, ion among them for the ratios.
+    pub allocators: Vec<Allocator>,
+    /// Also simulate caches and branch prediction (`--cache-sim=yes --branch-sim=yes`,
+    /// about twice as slow).
+    pub simulate: bool,
+    /// The `valgrind` program.
+    pub valgrind: PathBuf,
+    /// A program that runs `wasm run --allocator NAME MODULE` (this crate's CLI).
+    pub runner: PathBuf,
+    /// Where callgrind's files go (one per run, removed once read).
+    pub scratch: PathBuf,
+}
+
+/// Callgrind's events for one window, in the order its dump lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowCounts {
+    pub events: Vec<(String, u64)>,
+}
+
+impl WindowCounts {
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.events.iter().find(|(n, _)| n == name).map(|&(_, c)| c)
+    }
+
+    /// Instructions executed.
+    pub fn instructions(&self) -> Option<u64> {
+        self.get("Ir")
+    }
+
+    /// With the simulation: instructions, plus 10 per first-level cache miss and
+    /// mispredicted branch, plus 100 per last-level miss (the weights callgrind's own
+    /// documentation suggests for a rough cycle count).
+    pub fn cycle_estimate(&self) -> Option<u64> {
+        let sum = |names: &[&str]| -> Option<u64> {
+            names.iter().map(|n| self.get(n)).sum::<Option<u64>>()
+        };
+        Some(
+            self.instructions()?
+                + 10 * sum(&["I1mr", "D1mr", "D1mw"])?
+                + 100 * sum(&["ILmr", "DLmr", "DLmw"])?
+                + 10 * sum(&["Bcm", "Bim"])?,
+        )
+    }
+}
+
+/// The events of one callgrind dump: its `events:` line names them, its `totals:` line
+/// (the cost of this part alone) counts them.
+pub fn parse_dump(text: &str) -> Result<WindowCounts, String> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(str::split_whitespace)
+            .ok_or_else(|| format!("no `{key}` line in the callgrind dump"))
+    };
+    let names: Vec<&str> = field("events:")?.collect();
+    let counts = field("totals:")?
+        .map(|c| c.parse::<u64>().map_err(|e| format!("totals: `{c}`: {e}")))
+        .collect::<Result<Vec<u64>, String>>()?;
+    if names.is_empty() || names.len() < counts.len() {
+        return Err(format!(
+            "{} events named but {} counted",
+            names.len(),
+            counts.len()
+        ));
+    }
+    // Callgrind leaves trailing zero counts out.
+    Ok(WindowCounts {
+        events: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ((*n).to_owned(), counts.get(i).copied().unwrap_or(0)))
+            .collect(),
+    })
+}
+
+/// The trigger callgrind records for a dump (`desc: Trigger: ...`).
+fn dump_trigger(text: &str) -> Option<&str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("desc: Trigger:"))
+        .map(str::trim)
+}
+
+/// One allocator's count of one module.
+#[derive(Clone, Debug)]
+pub struct AllocatorCount {
+    pub allocator: Allocator,
+    pub counts: Result<WindowCounts, String>,
+    pub output: OutputCheck,
+}
+
+/// Every allocator's count of one module.
+#[derive(Clone, Debug)]
+pub struct ModuleCount {
+    pub path: PathBuf,
+    pub name: String,
+    pub results: Vec<AllocatorCount>,
+}
+
+impl ModuleCount {
+    pub fn get(&self, a: Allocator) -> Option<&WindowCounts> {
+        self.results
+            .iter()
+            .find(|r| r.allocator == a)
+            .and_then(|r| r.counts.as_ref().ok())
+    }
+
+    /// `a`'s measure over ion's, where both were counted.
+    pub fn ratio(&self, a: Allocator, measure: fn(&WindowCounts) -> Option<u64>) -> Option<f64> {
+        let ours = measure(self.get(a)?)?;
+        let ion = measure(self.get(Allocator::Ion)?)?;
+        (ion > 0).then(|| ours as f64 / ion as f64)
+    }
+}
+
+/// The command line that counts `module` compiled with `allocator`, writing callgrind's
+/// dumps to `out` (`out.1`: program start to the window, `out.2`: the window).
+pub fn valgrind_command(
+    options: &CountOptions,
+    module: &Path,
+    allocator: Allocator,
+    out: &Path,
+) -> Command {
+    let mut c = Command::new(&options.valgrind);
+    c.arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(format!("--dump-before={OPENS_SYMBOL}"))
+        .arg(format!("--dump-before={CLOSES_SYMBOL}"))
+        .arg(format!("--log-file={}.log", out.display()));
+    if options.simulate {
+        c.arg("--cache-sim=yes").arg("--branch-sim=yes");
+    }
+    c.arg(&options.runner)
+        .args(["wasm", "run", "--allocator", allocator.name()])
+        .arg(module.file_name().unwrap_or(module.as_os_str()));
+    // Sightglass modules read their inputs by relative path.
+    if let Some(dir) = module.parent().filter(|p| !p.as_os_str().is_empty()) {
+        c.current_dir(dir);
+    }
+    c
+}
+
+/// Counts `module` under every allocator of `options`, one process each.
+pub fn count_module(module: &Path, options: &CountOptions) -> ModuleCount {
+    let module = std::path::absolute(module).unwrap_or_else(|_| module.to_owned());
+    let expected = Expected::for_module(&module);
+    let results = options
+        .allocators
+        .iter()
+        .map(|&allocator| {
+            let (counts, output) = match count_one(&module, allocator, options, &expected) {
+                Ok((c, o)) => (Ok(c), o),
+                Err(e) => (Err(e), OutputCheck::NoExpectation),
+            };
+            AllocatorCount {
+                allocator,
+                counts,
+                output,
+            }
+        })
+        .collect();
+    ModuleCount {
+        name: module_name(&module),
+        path: module,
+        results,
+    }
+}
+
+fn count_one(
+    module: &Path,
+    allocator: Allocator,
+    options: &CountOptions,
+    expected: &Expected,
+) -> Result<(WindowCounts, OutputCheck), String> {
+    let out = options.scratch.join(format!(
+        "{}.{}.{}",
+        module_name(module).replace('/', "-"),
+        allocator.name(),
+        std::process::id()
+    ));
+    let files = [
+        out.clone(),
+        PathBuf::from(format!("{}.1", out.display())),
+        PathBuf::from(format!("{}.2", out.display())),
+        PathBuf::from(format!("{}.3", out.display())),
+        PathBuf::from(format!("{}.log", out.display())),
+    ];
+    let result = (|| {
+        let run = valgrind_command(options, module, allocator, &out)
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", options.valgrind.display()))?;
+        if !run.status.success() {
+            let log = std::fs::read_to_string(&files[4]).unwrap_or_default();
+            return Err(format!(
+                "exited with {}: {}",
+                run.status,
+                crate::one_line(&format!(
+                    "{} {}",
+                    String::from_utf8_lossy(&run.stderr),
+                    log.lines().rev().take(3).collect::<Vec<_>>().join(" ")
+                ))
+            ));
+        }
+        let read = |p: &Path| std::fs::read_to_string(p).ok();
+        let (Some(before), Some(window)) = (read(&files[1]), read(&files[2])) else {
+            return Err("never called bench.start and bench.end (no window dumped)".into());
+        };
+        if files[3].exists() {
+            return Err("called bench.start or bench.end more than once".into());
+        }
+        if dump_trigger(&before).is_none_or(|t| !t.ends_with(OPENS_SYMBOL))
+            || dump_trigger(&window).is_none_or(|t| !t.ends_with(CLOSES_SYMBOL))
+        {
+            return Err("called bench.end before bench.start".into());
+        }
+        let counts = parse_dump(&window)?;
+        Ok((counts, expected.compare(&run.stdout, &run.stderr)))
+    })();
+    for f in &files {
+        let _ = std::fs::remove_file(f);
+    }
+    result
+}
+
+/// The closing line per allocator: `wasm-count ALLOC modules=N instructions_ratio=X
+/// [cycle_estimate_ratio=Y] mismatches=M` (geomeans over the modules this allocator and
+/// ion were both counted on).
+pub fn summary_line(results: &[ModuleCount], a: Allocator, simulate: bool) -> String {
+    let fmt = |x: Option<f64>| x.map_or("nan".to_owned(), |x| format!("{x:.4}"));
+    let counted = results.iter().filter(|m| m.get(a).is_some()).count();
+    let mismatches = results
+        .iter()
+        .flat_map(|m| &m.results)
+        .filter(|r| r.allocator == a && matches!(r.output, OutputCheck::Mismatch(_)))
+        .count();
+    let mut line = format!(
+        "wasm-count {a} modules={counted} instructions_ratio={}",
+        fmt(geomean(
+            results
+                .iter()
+                .filter_map(|m| m.ratio(a, WindowCounts::instructions))
+        ))
+    );
+    if simulate {
+        line += &format!(
+            " cycle_estimate_ratio={}",
+            fmt(geomean(
+                results
+                    .iter()
+                    .filter_map(|m| m.ratio(a, WindowCounts::cycle_estimate))
+            ))
+        );
+    }
+    line + &format!(" mismatches={mismatches}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMP: &str = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\n\
+        desc: Trigger: --dump-before=ragreedy_wasm::wasi::bench_window_closes\n\
+        positions: line\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim\n\
+        summary: 999999\n\nfn=(1) f\n3 5\ntotals: 1000 300 200 4 5 6 1 2 3 150 7 20\n";
+
+    #[test]
+    fn a_dump_gives_its_own_totals_by_event() {
+        let c = parse_dump(DUMP).unwrap();
+        assert_eq!(c.instructions(), Some(1000));
+        assert_eq!(c.get("D1mw"), Some(6));
+        // The last count was left out: it is zero, not missing.
+        assert_eq!(c.get("Bim"), Some(0));
+        assert_eq!(c.get("Nope"), None);
+        // 1000 + 10 * (4 + 5 + 6) + 100 * (1 + 2 + 3) + 10 * (7 + 0)
+        assert_eq!(c.cycle_estimate(), Some(1000 + 150 + 600 + 70));
+        assert_eq!(
+            dump_trigger(DUMP).map(|t| t.ends_with(CLOSES_SYMBOL)),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn without_the_simulation_there_is_no_cycle_estimate() {
+        let c = parse_dump("events: Ir\ntotals: 42\n").unwrap();
+        assert_eq!(c.instructions(), Some(42));
+        assert_eq!(c.cycle_estimate(), None);
+    }
+
+    #[test]
+    fn malformed_dumps_are_errors() {
+        assert!(parse_dump("events: Ir\n").is_err());
+        assert!(parse_dump("totals: 1\n").is_err());
+        assert!(parse_dump("events: Ir\ntotals: 1 2\n").is_err());
+        assert!(parse_dump("events: Ir\ntotals: x\n").is_err());
+    }
+
+    fn counted(a: Allocator, ir: Option<u64>) -> AllocatorCount {
+        AllocatorCount {
+            allocator: a,
+            counts: ir
+                .map(|n| WindowCounts {
+                    events: vec![("Ir".into(), n)],
+                })
+                .ok_or_else(|| "failed".to_owned()),
+            output: OutputCheck::Ok,
+        }
+    }
+
+    #[test]
+    fn ratios_are_against_ion_and_skip_failed_runs() {
+        let m = |name: &str, g, i| ModuleCount {
+            path: PathBuf::from(name),
+            name: name.into(),
+            results: vec![counted(Allocator::Greedy, g), counted(Allocator::Ion, i)],
+        };
+        let results = [
+            m("a", Some(50), Some(100)),
+            m("b", Some(200), Some(100)),
+            m("c", None, Some(100)),
+            m("d", Some(100), None),
+        ];
+        assert_eq!(
+            results[0].ratio(Allocator::Greedy, WindowCounts::instructions),
+            Some(0.5)
+        );
+        assert_eq!(
+            results[2].ratio(Allocator::Greedy, WindowCounts::instructions),
+            None
+        );
+        let line = summary_line(&results, Allocator::Greedy, false);
+        // geomean(0.5, 2.0) = 1 over the two modules both counted.
+        assert_eq!(
+            line,
+            "wasm-count greedy modules=3 instructions_ratio=1.0000 mismatches=0"
+        );
+        let line = summary_line(&results, Allocator::Greedy, true);
+        assert!(line.contains(" cycle_estimate_ratio=nan "), "{line}");
+    }
+
+    #[test]
+    fn the_window_markers_are_distinct_functions() {
+        // Folded into one by the linker, the two dumps would be taken at the same
+        // calls and the window would be lost.
+        let opens = crate::wasi::bench_window_opens as fn() as usize;
+        let closes = crate::wasi::bench_window_closes as fn() as usize;
+        assert_ne!(opens, closes);
+    }
+
+    #[test]
+    fn the_command_runs_the_module_in_its_folder_with_both_dumps() {
+        let options = CountOptions {
+            allocators: vec![Allocator::Greedy, Allocator::Ion],
+            simulate: true,
+            valgrind: "valgrind".into(),
+            runner: "/bin/ragreedy".into(),
+            scratch: "/tmp".into(),
+        };
+        let c = valgrind_command(
+            &options,
+            Path::new("/m/shootout/x.wasm"),
+            Allocator::Greedy,
+            Path::new("/tmp/out"),
+        );
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(c.get_current_dir(), Some(Path::new("/m/shootout")));
+        for want in [
+            "--tool=callgrind".to_owned(),
+            format!("--dump-before={OPENS_SYMBOL}"),
+            format!("--dump-before={CLOSES_SYMBOL}"),
+            "--cache-sim=yes".to_owned(),
+            "--branch-sim=yes".to_owned(),
+        ] {
+            assert!(args.contains(&want), "{want} missing from {args:?}");
+        }
+        assert!(
+            args.ends_with(&[
+                "/bin/ragreedy".into(),
+                "wasm".into(),
+                "run".into(),
+                "--allocator".into(),
+                "greedy".into(),
+                "x.wasm".into()
+            ]),
+            "{args:?}"
+        );
+    }
+}
