@@ -157,6 +157,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.sunk_moves,
     },
     Mechanism {
+        name: "sink-partially-dead-moves",
+        option: "sink_partially_dead_moves",
+        disable: |o| o.sink_partially_dead_moves = false,
+        counter: "partially_dead_moves",
+        count: |s| s.partially_dead_moves,
+    },
+    Mechanism {
         name: "fallthrough-copies",
         option: "fallthrough_copies",
         disable: |o| o.fallthrough_copies = false,

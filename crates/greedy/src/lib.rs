@@ -188,6 +188,12 @@ pub struct Options {
     /// moves of a parameter whose arguments all sit in one place, or a value reloaded on
     /// every side of a diamond.
     pub sink_common_moves: bool,
+    /// A move in a block ending in a branch, whose destination only some successors
+    /// read, is made at the start of those successors instead (`edits::partial_dead`),
+    /// so the paths that never read it do not run it: a parameter copied into a
+    /// callee-saved register at the entry, needed only past an early return. A move no
+    /// successor reads is dropped.
+    pub sink_partially_dead_moves: bool,
     /// Where the successors of a branch, each entered only from it, start by reusing the
     /// same input, their reuse defs are copy partners (of the branch's frequency): in one
     /// register, the copies into them are one move before the branch
@@ -282,6 +288,7 @@ impl Default for Options {
             hoist_common_stores: true,
             hoist_common_moves: true,
             sink_common_moves: true,
+            sink_partially_dead_moves: true,
             sibling_reuse_copies: true,
             region_islands: true,
             queue_split_parts: true,
@@ -390,6 +397,11 @@ pub struct Stats {
     /// Moves removed from a join's predecessors by one move at its start
     /// (`Options::sink_common_moves`).
     pub sunk_moves: usize,
+    /// Moves taken out of a branching block because only some successors read them
+    /// (`Options::sink_partially_dead_moves`), dropped ones included.
+    pub partially_dead_moves: usize,
+    /// Of those, moves no successor read, dropped.
+    pub dead_moves_dropped: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -607,6 +619,8 @@ impl std::ops::AddAssign for Stats {
             hoisted_stores,
             hoisted_moves,
             sunk_moves,
+            partially_dead_moves,
+            dead_moves_dropped,
             moves_inserted,
             spill_stores,
             reloads,
@@ -655,6 +669,8 @@ impl std::ops::AddAssign for Stats {
         self.hoisted_stores += hoisted_stores;
         self.hoisted_moves += hoisted_moves;
         self.sunk_moves += sunk_moves;
+        self.partially_dead_moves += partially_dead_moves;
+        self.dead_moves_dropped += dead_moves_dropped;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -49,6 +49,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("join_stores", |s| s.join_stores),
     ("hoisted_moves", |s| s.hoisted_moves),
     ("sunk_moves", |s| s.sunk_moves),
+    ("partially_dead_moves", |s| s.partially_dead_moves),
     ("head_splits", |s| s.head_splits),
     ("region_islands", |s| s.region_islands),
     ("fallthrough_copies", |s| s.fallthrough_copies),

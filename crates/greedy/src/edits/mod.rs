@@ -14,6 +14,7 @@
 mod hoist;
 mod join_stores;
 pub(crate) mod parallel;
+mod partial_dead;
 mod redundant;
 mod sink;
 
@@ -96,6 +97,7 @@ pub(crate) struct EditsCtx {
     join_moves: Vec<join_stores::ParamMove>,
     hoist: hoist::HoistScratch,
     sink: sink::SinkScratch,
+    partial_dead: partial_dead::PartialDeadScratch,
     /// Per spill slot: some move, operand or debug location reads it
     /// (`drop_unread_stores`).
     slot_read: Vec<bool>,
@@ -177,6 +179,19 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             self.stats.hoisted_stores = counts.stores;
             self.stats.hoisted_moves = counts.others;
+        }
+        // Last: the moves hoisted above are read by every successor, and the ones sunk
+        // into joins by the join itself, so neither is partially dead.
+        if self.options.sink_partially_dead_moves {
+            let (sunk, dropped) = partial_dead::sink_partially_dead_moves(
+                self.func,
+                &self.an.cfg,
+                &self.an.freq,
+                out,
+                &mut self.ctx.partial_dead,
+            );
+            self.stats.partially_dead_moves = sunk;
+            self.stats.dead_moves_dropped = dropped;
         }
         self.count_moves(out);
         out.num_spillslots = self.a.slots.num_slots();

@@ -6,8 +6,8 @@
 use ragreedy_testkit::builder::{FuncBuilder, env, listing_with_output};
 use ragreedy_testkit::cost::cost;
 use regalloc2::{
-    Allocation, Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos, Output,
-    PReg, RegClass, VReg,
+    Allocation, Block, Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos,
+    Output, PReg, RegClass, VReg,
 };
 
 fn alloc_with<F: Function>(
@@ -503,4 +503,81 @@ fn a_move_made_by_every_predecessor_moves_into_the_join() {
     for (k, seed) in [(4, 210), (3, 113), (8, 106)] {
         pass_fires_and_pays(k, seed, |o| o.sink_common_moves = false, |s| s.sunk_moves);
     }
+}
+
+/// The shape of a recursive function with an early return (shootout-fib2's `fib2`): the
+/// parameter `n` arrives in a fixed register and is compared, and only the path past the
+/// early return keeps it, across a call that clobbers every register but one. Whether
+/// `n` takes that register or a slot, the move there is made at the start of that path,
+/// not at the entry, so the early return does not run it
+/// (`Stats::partially_dead_moves`).
+#[test]
+fn a_parameter_needed_past_an_early_return_is_moved_there() {
+    let mut b = FuncBuilder::new();
+    let (entry, early, rest) = (b.block(), b.block(), b.block());
+    let n = b.vreg(RegClass::Int);
+    let r = |k| PReg::new(k, RegClass::Int);
+    b.inst(entry, &[Operand::reg_fixed_def(n, r(1))]);
+    b.branch(entry, &[Operand::reg_use(n)], &[(early, &[]), (rest, &[])]);
+    b.ret(early, &[]);
+    b.inst_clobbers(rest, &[], &[r(0), r(1), r(2)]);
+    b.inst(rest, &[Operand::reg_use(n)]);
+    b.ret(rest, &[]);
+    let f = b.build().func;
+    let e = env(3, 1);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let (off, stats_off) = alloc_with(
+        &f,
+        &e,
+        &crate::Options {
+            sink_partially_dead_moves: false,
+            ..Default::default()
+        },
+    );
+    let moves_in = |out: &Output, blk: Block| {
+        out.edits
+            .iter()
+            .filter(|(p, _)| f.block_insns(blk).iter().any(|i| i == p.inst()))
+            .count()
+    };
+    let listing = listing_with_output(&f, &off);
+    assert_eq!(moves_in(&off, entry), 1, "{listing}");
+    assert_eq!(stats_off.partially_dead_moves, 0);
+    let listing = listing_with_output(&f, &on);
+    assert_eq!(moves_in(&on, entry), 0, "{listing}");
+    assert_eq!(moves_in(&on, early), 0, "{listing}");
+    assert_eq!(moves_in(&on, rest), moves_in(&off, rest) + 1, "{listing}");
+    assert_eq!(stats_on.partially_dead_moves, 1, "{stats_on:?}");
+    assert_eq!(stats_on.dead_moves_dropped, 0);
+    // Equal depth, so the weighted cost cannot tell the two apart.
+    assert_eq!(cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+}
+
+/// Over fuzz functions at 3, 4 and 8 registers per class: moves leave branching blocks
+/// somewhere, every allocation still passes the checker (`alloc_with`), and the weighted
+/// cost never rises (a move only goes where it runs no more often than before).
+#[test]
+fn partially_dead_moves_leave_no_allocation_dearer() {
+    use ragreedy_testkit::fuzzgen;
+    let mut moved = 0;
+    for k in [3, 4, 8] {
+        for seed in 0..60 {
+            let Some(f) = fuzzgen::func_from_seed(seed, &fuzzgen::small_env_options(k)) else {
+                continue;
+            };
+            let e = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
+            let Ok((on, stats)) = super::try_alloc_with(&f, &e, &crate::Options::default()) else {
+                continue;
+            };
+            let off_options = crate::Options {
+                sink_partially_dead_moves: false,
+                ..Default::default()
+            };
+            let (off, _) = alloc_with(&f, &e, &off_options);
+            moved += stats.partially_dead_moves;
+            let (cost_on, cost_off) = (cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+            assert!(cost_on <= cost_off, "k{k}-s{seed}: {cost_on} > {cost_off}");
+        }
+    }
+    assert!(moved > 0, "no move left its block");
 }
