@@ -151,6 +151,17 @@ fn sink_one<F: Function + ?Sized>(
     to: Allocation,
     s: &mut PartialDeadScratch,
 ) -> usize {
+    // Debug locations were made from the pieces: one saying the destination holds its
+    // value from here to the branch would be wrong once the move leaves (only with
+    // debug info; Wasmtime's default has none).
+    let (at, end) = (out.edits[e].0, ProgPoint::after(func.block_insns(b).last()));
+    if out
+        .debug_locations
+        .iter()
+        .any(|&(_, start, stop, a)| a == to && start < end && stop > at)
+    {
+        return 0;
+    }
     let succs = func.block_succs(b);
     s.readers.clear();
     let mut readers_freq = 0.0;

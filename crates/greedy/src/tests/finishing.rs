@@ -3,7 +3,7 @@
 //! redundant-move elimination across blocks.
 //! Every output, on or off, goes through regalloc2's checker.
 
-use ragreedy_testkit::builder::{FuncBuilder, env, listing_with_output};
+use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, listing_with_output};
 use ragreedy_testkit::cost::cost;
 use regalloc2::{
     Allocation, Block, Function, MachineEnv, Operand, OperandConstraint, OperandKind, OperandPos,
@@ -513,17 +513,7 @@ fn a_move_made_by_every_predecessor_moves_into_the_join() {
 /// (`Stats::partially_dead_moves`).
 #[test]
 fn a_parameter_needed_past_an_early_return_is_moved_there() {
-    let mut b = FuncBuilder::new();
-    let (entry, early, rest) = (b.block(), b.block(), b.block());
-    let n = b.vreg(RegClass::Int);
-    let r = |k| PReg::new(k, RegClass::Int);
-    b.inst(entry, &[Operand::reg_fixed_def(n, r(1))]);
-    b.branch(entry, &[Operand::reg_use(n)], &[(early, &[]), (rest, &[])]);
-    b.ret(early, &[]);
-    b.inst_clobbers(rest, &[], &[r(0), r(1), r(2)]);
-    b.inst(rest, &[Operand::reg_use(n)]);
-    b.ret(rest, &[]);
-    let f = b.build().func;
+    let (f, [entry, early, rest]) = early_return(false, true);
     let e = env(3, 1);
     let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
     let (off, stats_off) = alloc_with(
@@ -534,23 +524,70 @@ fn a_parameter_needed_past_an_early_return_is_moved_there() {
             ..Default::default()
         },
     );
-    let moves_in = |out: &Output, blk: Block| {
-        out.edits
-            .iter()
-            .filter(|(p, _)| f.block_insns(blk).iter().any(|i| i == p.inst()))
-            .count()
-    };
     let listing = listing_with_output(&f, &off);
-    assert_eq!(moves_in(&off, entry), 1, "{listing}");
+    assert_eq!(moves_in(&f, &off, entry), 1, "{listing}");
     assert_eq!(stats_off.partially_dead_moves, 0);
     let listing = listing_with_output(&f, &on);
-    assert_eq!(moves_in(&on, entry), 0, "{listing}");
-    assert_eq!(moves_in(&on, early), 0, "{listing}");
-    assert_eq!(moves_in(&on, rest), moves_in(&off, rest) + 1, "{listing}");
+    assert_eq!(moves_in(&f, &on, entry), 0, "{listing}");
+    assert_eq!(moves_in(&f, &on, early), 0, "{listing}");
+    assert_eq!(
+        moves_in(&f, &on, rest),
+        moves_in(&f, &off, rest) + 1,
+        "{listing}"
+    );
     assert_eq!(stats_on.partially_dead_moves, 1, "{stats_on:?}");
     assert_eq!(stats_on.dead_moves_dropped, 0);
     // Equal depth, so the weighted cost cannot tell the two apart.
     assert_eq!(cost(&f, &e, &on).weighted, cost(&f, &e, &off).weighted);
+}
+
+/// The same, the branch not reading `n`, with a debug label on `n`: its debug location
+/// says `n` is in its home from the move at the entry on, so the move stays (without
+/// the label it goes).
+#[test]
+fn a_move_a_debug_location_relies_on_stays() {
+    let (f, _) = early_return(false, false);
+    let (_, stats) = alloc_with(&f, &env(3, 1), &crate::Options::default());
+    assert_eq!(stats.partially_dead_moves, 1, "{stats:?}");
+    let (f, [entry, _, _]) = early_return(true, false);
+    let (out, stats) = alloc_with(&f, &env(3, 1), &crate::Options::default());
+    assert!(!out.debug_locations.is_empty());
+    assert_eq!(stats.partially_dead_moves, 0, "{stats:?}");
+    assert_eq!(
+        moves_in(&f, &out, entry),
+        1,
+        "{}",
+        listing_with_output(&f, &out)
+    );
+}
+
+/// The fib2 shape: `n` defined in p1, read by the entry's branch, kept across a call
+/// clobbering p0-p2 only past the early return. With `label`, `n` carries a debug label
+/// from its def to the end; without `branch_reads`, the branch has no operand.
+fn early_return(label: bool, branch_reads: bool) -> (TestFunc, [Block; 3]) {
+    let mut b = FuncBuilder::new();
+    let (entry, early, rest) = (b.block(), b.block(), b.block());
+    let n = b.vreg(RegClass::Int);
+    let r = |k| PReg::new(k, RegClass::Int);
+    let def = b.inst(entry, &[Operand::reg_fixed_def(n, r(1))]);
+    let reads = [Operand::reg_use(n)];
+    let operands: &[Operand] = if branch_reads { &reads } else { &[] };
+    b.branch(entry, operands, &[(early, &[]), (rest, &[])]);
+    b.ret(early, &[]);
+    b.inst_clobbers(rest, &[], &[r(0), r(1), r(2)]);
+    b.inst(rest, &[Operand::reg_use(n)]);
+    let end = b.ret(rest, &[]);
+    if label {
+        b.debug_label(n, def, end, 7);
+    }
+    (b.build().func, [entry, early, rest])
+}
+
+fn moves_in(f: &TestFunc, out: &Output, blk: Block) -> usize {
+    out.edits
+        .iter()
+        .filter(|(p, _)| f.block_insns(blk).iter().any(|i| i == p.inst()))
+        .count()
 }
 
 /// Over fuzz functions at 3, 4 and 8 registers per class: moves leave branching blocks
