@@ -41,7 +41,7 @@ pub(crate) struct PartialDeadScratch {
     /// Indices of the moves taken out of their blocks, sorted.
     dropped: Vec<usize>,
     /// Copies to add: (index of the edit they go before, index of the move they copy,
-    /// point, edit); sorted by the first two before splicing.
+    /// point, edit); sorted by index, point and move before splicing.
     added: Vec<(usize, usize, ProgPoint, Edit)>,
     spliced: Vec<(usize, ProgPoint, Edit)>,
     edits: Vec<(ProgPoint, Edit)>,
@@ -123,7 +123,9 @@ pub(crate) fn sink_partially_dead_moves<F: Function + ?Sized>(
     let sunk = s.dropped.len();
     if sunk > 0 {
         s.dropped.sort_unstable();
-        s.added.sort_unstable_by_key(|&(at, of, _, _)| (at, of));
+        // Copies bound for different successors can share an index (no edit between
+        // the successors' starts): their points order them, then the moves' order.
+        s.added.sort_unstable_by_key(|&(at, of, p, _)| (at, p, of));
         s.spliced.clear();
         s.spliced.extend(
             s.added
