@@ -12,10 +12,11 @@
 //! (later edits, instructions, the branch) reads or writes its destination or writes its
 //! source, so at the block's end the source still holds what the move read and the
 //! destination's old content is what the move would have overwritten. Each successor is
-//! entered only from this block (regalloc2 wants no critical edges), so a copy of the
-//! move made first at its start, before its own edits, leaves every location as it was
-//! there before; where no path from a successor reads the destination before writing
-//! it, what the destination holds there does not matter.
+//! entered only from this block (the analyses reject critical edges, and an edge into
+//! the entry counts as one), so a copy of the move made first at its start, before its
+//! own edits, leaves every location as it was there before; where no path from a
+//! successor reads the destination before writing it, what the destination holds there
+//! does not matter.
 //!
 //! Work is bounded: only moves among the last `WALK_BUDGET` instructions of a block are
 //! looked at, and the search for a read of the destination visits at most
@@ -141,7 +142,6 @@ pub(crate) fn sink_partially_dead_moves<F: Function + ?Sized>(
 /// successor reads `to`, drops it (returns 1); where only some do and their frequencies
 /// together are no more than the block's, moves it to their starts.
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
 fn sink_one<F: Function + ?Sized>(
     func: &F,
     cfg: &Cfg,
@@ -168,6 +168,9 @@ fn sink_one<F: Function + ?Sized>(
     s.readers.clear();
     let mut readers_freq = 0.0;
     for &succ in succs {
+        // The analyses rejected critical edges, counting the entry as entered from
+        // outside: a copy at a successor's start runs only after this block.
+        debug_assert_eq!(func.block_preds(succ), &[b]);
         if maybe_read(func, cfg, out, to, succ, s) {
             s.readers.push(succ);
             readers_freq += freq.of(succ);
@@ -196,7 +199,6 @@ fn sink_one<F: Function + ?Sized>(
 
 /// Whether some path from the start of `start` may read `loc` before writing it (a search
 /// out of budget says it may).
-#[inline(never)]
 fn maybe_read<F: Function + ?Sized>(
     func: &F,
     cfg: &Cfg,
