@@ -191,30 +191,50 @@ fn bench_main(args: BenchArgs) -> i32 {
         .map(|&a| bench::summary_line(&results, a))
         .collect();
     let errors = error_lines(&results, false);
-    if args.json {
-        println!("{}", bench_json(&results));
-        errors.iter().for_each(|l| eprintln!("{l}"));
-        lines.iter().for_each(|l| eprintln!("{l}"));
+    let output = if args.json {
+        Output::Json(bench_json(&results))
     } else {
-        println!(
-            "## Wasm benchmarks ({} modules, {} iterations{})\n",
+        Output::Markdown(format!(
+            "## Wasm benchmarks ({} modules, {} iterations{})\n\n{}",
             results.len(),
             args.iterations,
             if args.layout_shifts {
                 ", code shifted 0-63 bytes per iteration"
             } else {
                 ""
-            }
-        );
-        println!("{}", bench_table(&results, &allocators));
-        if !errors.is_empty() {
-            println!("### Failures\n");
-            errors.iter().for_each(|l| println!("- {l}"));
-            println!();
+            },
+            bench_table(&results, &allocators)
+        ))
+    };
+    print_report(output, &errors, &lines)
+}
+
+/// What a measuring command prints on stdout: JSON, or a Markdown heading and table.
+enum Output {
+    Json(String),
+    Markdown(String),
+}
+
+/// Prints a command's output with its failures and closing lines (with JSON, those go to
+/// stderr), then each failure on stderr as `error: ...`; the exit code is 1 if any.
+fn print_report(output: Output, errors: &[String], lines: &[String]) -> i32 {
+    match output {
+        Output::Json(json) => {
+            println!("{json}");
+            errors.iter().for_each(|l| eprintln!("{l}"));
+            lines.iter().for_each(|l| eprintln!("{l}"));
         }
-        lines.iter().for_each(|l| println!("{l}"));
+        Output::Markdown(table) => {
+            println!("{table}");
+            if !errors.is_empty() {
+                println!("### Failures\n");
+                errors.iter().for_each(|l| println!("- {l}"));
+                println!();
+            }
+            lines.iter().for_each(|l| println!("{l}"));
+        }
     }
-    for e in &errors {
+    for e in errors {
         eprintln!("error: {e}");
     }
     i32::from(!errors.is_empty())
@@ -362,31 +382,21 @@ fn count_main(args: CountArgs) -> i32 {
         .map(|&a| count::summary_line(&results, a, args.simulate))
         .collect();
     let errors = count_errors(&results);
-    if args.json {
-        println!("{}", count_json(&results));
-        lines.iter().for_each(|l| eprintln!("{l}"));
+    let output = if args.json {
+        Output::Json(count_json(&results))
     } else {
-        println!(
-            "## Instructions in the bench window ({} modules, callgrind{})\n",
+        Output::Markdown(format!(
+            "## Instructions in the bench window ({} modules, callgrind{})\n\n{}",
             results.len(),
             if args.simulate {
                 ", caches and branches simulated"
             } else {
                 ""
-            }
-        );
-        println!("{}", count_table(&results, &allocators, args.simulate));
-        if !errors.is_empty() {
-            println!("### Failures\n");
-            errors.iter().for_each(|l| println!("- {l}"));
-            println!();
-        }
-        lines.iter().for_each(|l| println!("{l}"));
-    }
-    for e in &errors {
-        eprintln!("error: {e}");
-    }
-    i32::from(!errors.is_empty())
+            },
+            count_table(&results, &allocators, args.simulate)
+        ))
+    };
+    print_report(output, &errors, &lines)
 }
 
 /// One line per module and allocator whose count failed or whose output was wrong.
