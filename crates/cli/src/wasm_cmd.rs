@@ -57,14 +57,35 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
+/// What `bench` and `count` measure: the modules under some paths, per allocator.
 #[derive(Args, Debug)]
-pub struct BenchArgs {
+pub struct MeasuredModules {
     /// Modules, or folders searched for `*.wasm`.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Allocators to measure (ratios are against ion, which is always measured).
     #[arg(long, value_delimiter = ',', default_value = "greedy,ion")]
     pub allocators: Vec<Allocator>,
+}
+
+impl MeasuredModules {
+    /// The module files, and the allocators with ion among them; `None` once the error
+    /// is printed.
+    fn resolve(&self) -> Option<(Vec<PathBuf>, Vec<Allocator>)> {
+        match discover::modules(&self.paths) {
+            Ok(m) => Some((m, crate::compare::with_ion(&self.allocators))),
+            Err(e) => {
+                eprintln!("error: {e}");
+                None
+            }
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub measured: MeasuredModules,
     /// Compile+run iterations per module and allocator (medians taken).
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
@@ -80,14 +101,10 @@ pub struct BenchArgs {
 
 #[derive(Args, Debug)]
 pub struct CountArgs {
-    /// Modules, or folders searched for `*.wasm`.
-    #[arg(required = true)]
-    pub paths: Vec<PathBuf>,
-    /// Allocators to count (ratios are against ion, which is always counted).
-    #[arg(long, value_delimiter = ',', default_value = "greedy,ion")]
-    pub allocators: Vec<Allocator>,
+    #[command(flatten)]
+    pub measured: MeasuredModules,
     /// Also simulate caches and branch prediction, for callgrind's cycle estimate
-    /// (about twice as slow).
+    /// (several times slower).
     #[arg(long)]
     pub simulate: bool,
     /// The valgrind program.
@@ -156,14 +173,9 @@ fn progress_bar(len: u64) -> ProgressBar {
 }
 
 fn bench_main(args: BenchArgs) -> i32 {
-    let modules = match discover::modules(&args.paths) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
+    let Some((modules, allocators)) = args.measured.resolve() else {
+        return 2;
     };
-    let allocators = crate::compare::with_ion(&args.allocators);
     let options = BenchOptions {
         allocators: allocators.clone(),
         iterations: args.iterations,
@@ -315,6 +327,15 @@ pub fn bench_table(results: &[ModuleBench], allocators: &[Allocator]) -> String 
     s
 }
 
+/// How a module's output compared, as the JSON reports say it.
+fn output_json(o: &OutputCheck) -> String {
+    match o {
+        OutputCheck::Ok => "ok".to_owned(),
+        OutputCheck::NoExpectation => "no expectation".to_owned(),
+        OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
+    }
+}
+
 fn bench_json(results: &[ModuleBench]) -> String {
     let v: Vec<serde_json::Value> = results
         .iter()
@@ -329,11 +350,7 @@ fn bench_json(results: &[ModuleBench]) -> String {
                     "run_ns": r.run.iter().map(|d| d.as_nanos() as u64).collect::<Vec<_>>(),
                     "compile_ratio": m.compile_ratio(r.allocator),
                     "run_ratio": m.run_ratio(r.allocator),
-                    "output": match &r.output {
-                        OutputCheck::Ok => "ok".to_owned(),
-                        OutputCheck::NoExpectation => "no expectation".to_owned(),
-                        OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
-                    },
+                    "output": output_json(&r.output),
                     "error": r.error,
                 })).collect::<Vec<_>>(),
             })
@@ -343,12 +360,8 @@ fn bench_json(results: &[ModuleBench]) -> String {
 }
 
 fn count_main(args: CountArgs) -> i32 {
-    let modules = match discover::modules(&args.paths) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
+    let Some((modules, allocators)) = args.measured.resolve() else {
+        return 2;
     };
     let runner = match std::env::current_exe() {
         Ok(p) => p,
@@ -358,7 +371,6 @@ fn count_main(args: CountArgs) -> i32 {
         }
     };
     let scratch = std::env::temp_dir();
-    let allocators = crate::compare::with_ion(&args.allocators);
     let options = CountOptions {
         allocators: allocators.clone(),
         simulate: args.simulate,
@@ -493,11 +505,7 @@ fn count_json(results: &[ModuleCount]) -> String {
                         .collect::<serde_json::Map<_, _>>()),
                     "instructions_ratio": m.ratio(r.allocator, WindowCounts::instructions),
                     "cycle_estimate_ratio": m.ratio(r.allocator, WindowCounts::cycle_estimate),
-                    "output": match &r.output {
-                        OutputCheck::Ok => "ok".to_owned(),
-                        OutputCheck::NoExpectation => "no expectation".to_owned(),
-                        OutputCheck::Mismatch(d) => format!("MISMATCH: {d}"),
-                    },
+                    "output": output_json(&r.output),
                     "error": r.counts.as_ref().err(),
                 })).collect::<Vec<_>>(),
             })
