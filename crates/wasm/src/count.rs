@@ -32,7 +32,7 @@ pub struct CountOptions {
     /// Allocators to count, ion among them for the ratios.
     pub allocators: Vec<Allocator>,
     /// Also simulate caches and branch prediction (`--cache-sim=yes --branch-sim=yes`,
-    /// about twice as slow).
+    /// several times slower).
     pub simulate: bool,
     /// The `valgrind` program.
     pub valgrind: PathBuf,
