@@ -41,10 +41,10 @@ const WALK_BUDGET: usize = 32;
 pub(crate) struct PartialDeadScratch {
     /// Indices of the moves taken out of their blocks, sorted.
     dropped: Vec<usize>,
-    /// Copies to add: (index of the edit they go before, index of the move they copy,
-    /// point, edit); sorted by index, point and move before splicing.
-    added: Vec<(usize, usize, ProgPoint, Edit)>,
-    spliced: Vec<(usize, ProgPoint, Edit)>,
+    /// Copies to add: (index of the edit they go before, point, edit), pushed in the
+    /// order of the moves they copy within a block; sorted (stably) by index and point
+    /// before splicing.
+    added: Vec<(usize, ProgPoint, Edit)>,
     edits: Vec<(ProgPoint, Edit)>,
     /// Successors of the block at hand that read the moved value.
     readers: Vec<Block>,
@@ -125,15 +125,11 @@ pub(crate) fn sink_partially_dead_moves<F: Function + ?Sized>(
     if sunk > 0 {
         s.dropped.sort_unstable();
         // Copies bound for different successors can share an index (no edit between
-        // the successors' starts): their points order them, then the moves' order.
-        s.added.sort_unstable_by_key(|&(at, of, p, _)| (at, p, of));
-        s.spliced.clear();
-        s.spliced.extend(
-            s.added
-                .iter()
-                .map(|(at, _, p, edit)| (*at, *p, edit.clone())),
-        );
-        splice_edits(&mut out.edits, &s.dropped, &s.spliced, &mut s.edits);
+        // the successors' starts): their points order them. Copies into one successor
+        // come from its one predecessor, pushed in the order of its moves, which the
+        // stable sort keeps.
+        s.added.sort_by_key(|&(at, p, _)| (at, p));
+        splice_edits(&mut out.edits, &s.dropped, &s.added, &mut s.edits);
     }
     (sunk, dead)
 }
@@ -184,7 +180,7 @@ fn sink_one<F: Function + ?Sized>(
     for &r in &s.readers {
         let at = ProgPoint::before(func.block_insns(r).first());
         let index = out.edits.partition_point(|&(p, _)| p < at);
-        s.added.push((index, e, at, Edit::Move { from, to }));
+        s.added.push((index, at, Edit::Move { from, to }));
     }
     log::debug!(
         "partially dead move {from} -> {to} in {b:?}: {}",
