@@ -297,12 +297,12 @@ pub fn bench_table(results: &[ModuleBench], allocators: &[Allocator]) -> String 
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "| module | allocator | compile, median (min..max) | compile / ion | run, median (min..max) | run / ion | output |"
+        "| module | allocator | compile, median (min..max) | compile / ion | run, median (min..max) | run / ion | code bytes | code / ion | output |"
     );
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---|");
     for m in results {
         if let Some(e) = &m.error {
-            let _ = writeln!(s, "| {} | all | | | | | error: {e} |", m.name);
+            let _ = writeln!(s, "| {} | all | | | | | | | error: {e} |", m.name);
             continue;
         }
         for &a in allocators {
@@ -315,12 +315,14 @@ pub fn bench_table(results: &[ModuleBench], allocators: &[Allocator]) -> String 
             };
             let _ = writeln!(
                 s,
-                "| {} | {a} | {} | {} | {} | {} | {output} |",
+                "| {} | {a} | {} | {} | {} | {} | {} | {} | {output} |",
                 m.name,
                 spread_cell(r.compile_spread()),
                 ratio_cell(m.compile_ratio(a)),
                 spread_cell(r.run_spread()),
                 ratio_cell(m.run_ratio(a)),
+                r.code_bytes.map_or("–".into(), |b| b.to_string()),
+                ratio_cell(m.code_ratio(a)),
             );
         }
     }
@@ -350,6 +352,8 @@ fn bench_json(results: &[ModuleBench]) -> String {
                     "run_ns": r.run.iter().map(|d| d.as_nanos() as u64).collect::<Vec<_>>(),
                     "compile_ratio": m.compile_ratio(r.allocator),
                     "run_ratio": m.run_ratio(r.allocator),
+                    "code_bytes": r.code_bytes,
+                    "code_ratio": m.code_ratio(r.allocator),
                     "output": output_json(&r.output),
                     "error": r.error,
                 })).collect::<Vec<_>>(),

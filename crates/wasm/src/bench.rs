@@ -120,6 +120,10 @@ pub struct AllocatorBench {
     pub allocator: Allocator,
     pub compile: Vec<Duration>,
     pub run: Vec<Duration>,
+    /// Bytes of machine code in the module's functions (Wasmtime's trampolines and the
+    /// alignment between functions left out), from an iteration compiled without a layout
+    /// shift: iteration 0's shift is 0, and the same input always compiles to the same code.
+    pub code_bytes: Option<u64>,
     pub output: OutputCheck,
     /// A compile error, trap, non-zero exit or broken `bench.*` protocol.
     pub error: Option<String>,
@@ -171,6 +175,17 @@ impl ModuleBench {
     pub fn run_ratio(&self, a: Allocator) -> Option<f64> {
         self.ratio(a, AllocatorBench::run_spread)
     }
+
+    /// Machine code bytes against ion's (both compiled without error).
+    pub fn code_ratio(&self, a: Allocator) -> Option<f64> {
+        let bytes = |a| {
+            self.get(a)
+                .filter(|r| r.error.is_none())
+                .and_then(|r| r.code_bytes)
+        };
+        let (ours, ion) = (bytes(a)?, bytes(Allocator::Ion)?);
+        Some(ours as f64 / (ion as f64).max(1.0))
+    }
 }
 
 /// Measure every module; `progress` is told each module's name before it starts.
@@ -205,6 +220,7 @@ pub fn bench_module(engine: &Engine, path: &Path, options: &BenchOptions) -> Mod
                 allocator,
                 compile: Vec::new(),
                 run: Vec::new(),
+                code_bytes: None,
                 output: OutputCheck::NoExpectation,
                 error: None,
             })
@@ -234,10 +250,15 @@ pub fn bench_module(engine: &Engine, path: &Path, options: &BenchOptions) -> Mod
             if r.failed() {
                 continue;
             }
-            if options.layout_shifts {
-                regalloc2::set_entry_padding(&entry_padding(layout_shift(iteration)));
+            let shift = if options.layout_shifts {
+                layout_shift(iteration)
+            } else {
+                0
+            };
+            if shift != 0 {
+                regalloc2::set_entry_padding(&entry_padding(shift));
             }
-            let result = one_iteration(engine, path, &bytes, &setup, &expected, r);
+            let result = one_iteration(engine, path, &bytes, &setup, &expected, r, shift == 0);
             regalloc2::set_entry_padding(&[]);
             if let Err(e) = result {
                 r.error = Some(e);
@@ -262,12 +283,16 @@ fn one_iteration(
     setup: &RunSetup,
     expected: &Expected,
     r: &mut AllocatorBench,
+    unshifted: bool,
 ) -> Result<(), String> {
     r.allocator.select_process_wide();
     let compiled = engine::compile(engine, path, bytes);
     regalloc2::set_allocator(None);
     let (module, compile_time) = compiled.map_err(|e: FileError| e.cause)?;
     r.compile.push(compile_time);
+    if unshifted && r.code_bytes.is_none() {
+        r.code_bytes = Some(engine::code_bytes(&module));
+    }
     let result = wasi::run(engine, &module, setup)?;
     if result.exit_code != 0 {
         return Err(format!("exited with code {}", result.exit_code));
@@ -423,10 +448,10 @@ pub fn ratio_interval(
 }
 
 /// The closing line per allocator:
-/// `wasm-bench ALLOC modules=N compile_ratio=X run_ratio=Y mismatches=M compile_ratio_95=L..H
-/// run_ratio_95=L..H` (ratios: geomeans over the modules both this allocator and ion
-/// measured; mismatches: modules whose output differed; `_95`: [`ratio_interval`]'s 95%
-/// interval).
+/// `wasm-bench ALLOC modules=N compile_ratio=X run_ratio=Y code_ratio=C mismatches=M
+/// compile_ratio_95=L..H run_ratio_95=L..H` (ratios: geomeans over the modules both this
+/// allocator and ion measured, `code_ratio` of machine code bytes; mismatches: modules whose
+/// output differed; `_95`: [`ratio_interval`]'s 95% interval).
 pub fn summary_line(results: &[ModuleBench], a: Allocator) -> String {
     let measured = results
         .iter()
@@ -445,9 +470,10 @@ pub fn summary_line(results: &[ModuleBench], a: Allocator) -> String {
             .map_or("nan".to_owned(), |(lo, hi)| format!("{lo:.4}..{hi:.4}"))
     };
     format!(
-        "wasm-bench {a} modules={measured} compile_ratio={} run_ratio={} mismatches={mismatches} compile_ratio_95={} run_ratio_95={}",
+        "wasm-bench {a} modules={measured} compile_ratio={} run_ratio={} code_ratio={} mismatches={mismatches} compile_ratio_95={} run_ratio_95={}",
         fmt(geomean(results.iter().filter_map(|m| m.compile_ratio(a)))),
         fmt(geomean(results.iter().filter_map(|m| m.run_ratio(a)))),
+        fmt(geomean(results.iter().filter_map(|m| m.code_ratio(a)))),
         interval(Measure::Compile),
         interval(Measure::Run),
     )
@@ -462,6 +488,7 @@ mod tests {
             allocator,
             compile: run.clone(),
             run,
+            code_bytes: None,
             output: OutputCheck::Ok,
             error: None,
         };
@@ -567,6 +594,29 @@ mod tests {
         // Ion against itself: exactly one.
         let ion = summary_line(&results, Allocator::Ion);
         assert!(ion.contains("run_ratio_95=1.0000..1.0000"), "{ion}");
+    }
+
+    #[test]
+    fn code_ratio_needs_both_sizes_and_is_a_geomean_in_the_summary() {
+        let times = vec![Duration::from_millis(1); 3];
+        let mut results = vec![
+            module("a", times.clone(), times.clone()),
+            module("b", times.clone(), times),
+        ];
+        assert_eq!(results[0].code_ratio(Allocator::Greedy), None);
+        for (m, (ours, ion)) in results.iter_mut().zip([(800, 1000), (450, 500)]) {
+            m.results[0].code_bytes = Some(ours);
+            m.results[1].code_bytes = Some(ion);
+        }
+        assert_eq!(results[0].code_ratio(Allocator::Greedy), Some(0.8));
+        // sqrt(0.8 * 0.9)
+        let line = summary_line(&results, Allocator::Greedy);
+        assert!(line.contains(" code_ratio=0.8485 "), "{line}");
+        // A compile error leaves the module out.
+        results[1].results[0].error = Some("failed".into());
+        assert_eq!(results[1].code_ratio(Allocator::Greedy), None);
+        let line = summary_line(&results, Allocator::Greedy);
+        assert!(line.contains(" code_ratio=0.8000 "), "{line}");
     }
 
     #[test]

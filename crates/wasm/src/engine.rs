@@ -52,6 +52,13 @@ pub fn compile(
     Ok((module, t.elapsed()))
 }
 
+/// Bytes of machine code in `module`'s own functions: the sum of their lengths in the text
+/// section, so neither Wasmtime's trampolines nor the alignment padding between functions
+/// count.
+pub fn code_bytes(module: &Module) -> u64 {
+    module.functions().map(|f| f.len as u64).sum()
+}
+
 /// A binary module starts with `\0asm`; anything else must at least be text to be WAT.
 fn looks_like_wasm(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\0asm")

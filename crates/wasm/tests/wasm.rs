@@ -155,8 +155,16 @@ fn bench_follows_the_sightglass_protocol() {
     }
     assert!(m.compile_ratio(Allocator::Greedy).is_some());
     assert!(m.run_ratio(Allocator::Greedy).is_some());
+    // The module's functions hold a few hundred bytes of code at least (20 values live
+    // across a loop), and each allocator's figure is its own compilation's.
+    let code = |a| m.get(a).unwrap().code_bytes.expect("measured");
+    let (greedy, ion) = (code(Allocator::Greedy), code(Allocator::Ion));
+    assert!(greedy > 200 && ion > 200, "{greedy} {ion}");
+    let ratio = m.code_ratio(Allocator::Greedy).unwrap();
+    assert_eq!(ratio, greedy as f64 / ion as f64);
     let line = bench::summary_line(&results, Allocator::Greedy);
     assert!(line.starts_with("wasm-bench greedy modules=1 "), "{line}");
+    assert!(line.contains(&format!(" code_ratio={ratio:.4} ")), "{line}");
     assert!(line.contains(" mismatches=0 "), "{line}");
     // Three iterations still give an interval, however wide.
     let interval = line
@@ -305,6 +313,16 @@ fn entry_padding_shifts_every_function_and_keeps_its_result() {
         assert_eq!(count(plain.text()), 0, "{a}");
         // $mix, $print, $compute and _start at least, each padded once.
         assert!(count(padded.text()) >= 4, "{a}: {}", count(padded.text()));
+        // `code_bytes` counts the functions' own code: the padding adds its 32 bytes to
+        // each, and nothing else moves (which is why `wasm bench` measures code size on
+        // an iteration without a shift).
+        let functions = plain.functions().len() as u64;
+        assert!(functions >= 4, "{a}: {functions}");
+        assert_eq!(
+            engine::code_bytes(&padded),
+            engine::code_bytes(&plain) + 32 * functions,
+            "{a}"
+        );
         let r = captured_run(&engine, &padded, &dir);
         assert_eq!(r.exit_code, 0);
         assert_eq!(
