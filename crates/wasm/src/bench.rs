@@ -176,11 +176,11 @@ impl ModuleBench {
         self.ratio(a, AllocatorBench::run_spread)
     }
 
-    /// Machine code bytes against ion's (both compiled without error).
+    /// Machine code bytes against ion's, where both ran correctly (as for the time ratios).
     pub fn code_ratio(&self, a: Allocator) -> Option<f64> {
         let bytes = |a| {
             self.get(a)
-                .filter(|r| r.error.is_none())
+                .filter(|r| !r.failed())
                 .and_then(|r| r.code_bytes)
         };
         let (ours, ion) = (bytes(a)?, bytes(Allocator::Ion)?);
@@ -612,11 +612,13 @@ mod tests {
         // sqrt(0.8 * 0.9)
         let line = summary_line(&results, Allocator::Greedy);
         assert!(line.contains(" code_ratio=0.8485 "), "{line}");
-        // A compile error leaves the module out.
+        // A failed run (an error, or wrong output) leaves the module out.
         results[1].results[0].error = Some("failed".into());
         assert_eq!(results[1].code_ratio(Allocator::Greedy), None);
         let line = summary_line(&results, Allocator::Greedy);
         assert!(line.contains(" code_ratio=0.8000 "), "{line}");
+        results[0].results[1].output = OutputCheck::Mismatch("stdout".into());
+        assert_eq!(results[0].code_ratio(Allocator::Greedy), None);
     }
 
     #[test]
