@@ -52,6 +52,11 @@ pub struct RunArgs {
     /// Allocator under Wasmtime's Cranelift (greedy, basic, linear-scan, irc, ion, fastalloc).
     #[arg(long, default_value = "greedy")]
     pub allocator: Allocator,
+    /// Write `/tmp/perf-PID.map` naming the compiled functions before running, so that
+    /// `perf record -e cpu-clock ragreedy wasm run --perf-map ...` and `perf report` show
+    /// which Wasm functions the time goes to.
+    #[arg(long)]
+    pub perf_map: bool,
     /// Arguments passed to the module (after `--`).
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -142,6 +147,11 @@ fn run(args: RunArgs) -> i32 {
         args.allocator.select_process_wide();
         let (module, _) =
             engine::compile(&engine, &args.file, &bytes).map_err(|e| e.to_string())?;
+        if args.perf_map {
+            let path = format!("/tmp/perf-{}.map", std::process::id());
+            std::fs::write(&path, engine::perf_map(&module))
+                .map_err(|e| format!("{path}: cannot write: {e}"))?;
+        }
         let dir = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
         let mut argv = vec![wasi::program_name(&args.file)];
         argv.extend(args.args.iter().cloned());

@@ -64,3 +64,29 @@ fn looks_like_wasm(bytes: &[u8]) -> bool {
     bytes.starts_with(b"\0asm")
         || std::str::from_utf8(bytes).is_ok_and(|s| s.trim_start().starts_with('('))
 }
+
+/// `module`'s functions in the format of Linux `perf`'s map for JIT code
+/// (`/tmp/perf-PID.map`: start address and length in hex, then the name, one function a
+/// line), so that `perf report` puts a sample of the running code in its Wasm function.
+/// Names follow Wasmtime's objects (`wasm[M]::function[N]::NAME`), as `objdump -d` shows them
+/// in `examples/precompile`'s output, so a hot function found here reads there.
+pub fn perf_map(module: &Module) -> String {
+    use std::fmt::Write as _;
+    let base = module.text().as_ptr() as usize;
+    let mut out = String::new();
+    for f in module.functions() {
+        let _ = write!(
+            out,
+            "{:x} {:x} wasm[{}]::function[{}]",
+            base + f.offset,
+            f.len,
+            f.module.as_u32(),
+            f.index.as_u32()
+        );
+        if let Some(name) = &f.name {
+            let _ = write!(out, "::{name}");
+        }
+        out.push('\n');
+    }
+    out
+}
