@@ -68,6 +68,43 @@ fn wasm_run_passes_arguments_preopens_the_folder_and_returns_the_exit_code() {
 }
 
 #[test]
+fn wasm_run_perf_map_names_each_function_for_perf() {
+    let dir = scratch("cli-perf-map");
+    std::fs::write(dir.join("echo.wasm"), wat::parse_str(ECHO).unwrap()).unwrap();
+    std::fs::write(dir.join("input.txt"), "3").unwrap();
+    // The map's name holds the process id, so the child is spawned rather than `output()`.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_ragreedy"))
+        .args(["wasm", "run", "--perf-map", "echo.wasm", "--", "hi"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("ragreedy runs");
+    let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+    let out = child.wait_with_output().unwrap();
+    // The module still runs as without the flag.
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&map).expect("the map is written");
+    let _ = std::fs::remove_file(&map);
+    let lines: Vec<&str> = written.lines().collect();
+    // $strlen and the exported _start: the module's two defined functions.
+    assert_eq!(lines.len(), 2, "{written}");
+    let mut ends = Vec::new();
+    for l in &lines {
+        let [start, len, name] = l.split(' ').collect::<Vec<_>>()[..] else {
+            panic!("not START LEN NAME: {l}");
+        };
+        let start = u64::from_str_radix(start, 16).expect("hex start");
+        let len = u64::from_str_radix(len, 16).expect("hex length");
+        assert!(start > 0 && len > 0, "{l}");
+        assert!(name.starts_with("wasm[0]::function["), "{l}");
+        ends.push((start, start + len));
+    }
+    assert!(lines[0].ends_with("::strlen"), "{written}");
+    // Disjoint, in code order.
+    assert!(ends[0].1 <= ends[1].0, "{written}");
+}
+
+#[test]
 fn wasm_run_reports_a_file_that_is_not_wasm_in_one_line() {
     let dir = scratch("cli-not-wasm");
     std::fs::write(dir.join("notes.wasm"), "hello").unwrap();

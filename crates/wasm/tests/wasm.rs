@@ -332,6 +332,40 @@ fn entry_padding_shifts_every_function_and_keeps_its_result() {
     }
 }
 
+#[test]
+fn perf_map_gives_each_function_its_code_in_memory() {
+    let wat = live_values_module(8, 100, false);
+    let engine = engine::engine(Compilation::OneThread).unwrap();
+    let (module, _) = Allocator::Greedy
+        .with(|| engine::compile(&engine, Path::new("map.wat"), wat.as_bytes()))
+        .expect("compiles");
+    let map = engine::perf_map(&module);
+    let text = module.text();
+    let base = text.as_ptr() as usize;
+    let lines: Vec<&str> = map.lines().collect();
+    assert_eq!(lines.len(), module.functions().len(), "{map}");
+    let mut total = 0;
+    for (line, f) in lines.iter().zip(module.functions()) {
+        let mut fields = line.split(' ');
+        let start = usize::from_str_radix(fields.next().unwrap(), 16).unwrap();
+        let len = usize::from_str_radix(fields.next().unwrap(), 16).unwrap();
+        let name = fields.next().unwrap();
+        assert_eq!(fields.next(), None, "{line}");
+        // The address is where the function's bytes sit in the loaded text, which is
+        // what the running code's samples carry.
+        assert!(start >= base && start + len <= base + text.len(), "{line}");
+        assert_eq!((start - base, len), (f.offset, f.len), "{line}");
+        assert!(
+            name.starts_with(&format!("wasm[0]::function[{}]", f.index.as_u32())),
+            "{line}"
+        );
+        total += len as u64;
+    }
+    assert_eq!(total, engine::code_bytes(&module));
+    // Named functions carry their names: the module's own `$mix` and `$compute`.
+    assert!(map.contains("::mix\n") && map.contains("::compute\n"), "{map}");
+}
+
 /// A padded allocation, ion's or greedy's, is still one regalloc2's checker accepts: the
 /// self-moves come first at the entry, the edits stay sorted, and no value changes.
 #[test]
