@@ -363,7 +363,10 @@ fn perf_map_gives_each_function_its_code_in_memory() {
     }
     assert_eq!(total, engine::code_bytes(&module));
     // Named functions carry their names: the module's own `$mix` and `$compute`.
-    assert!(map.contains("::mix\n") && map.contains("::compute\n"), "{map}");
+    assert!(
+        map.contains("::mix\n") && map.contains("::compute\n"),
+        "{map}"
+    );
 }
 
 /// A padded allocation, ion's or greedy's, is still one regalloc2's checker accepts: the
