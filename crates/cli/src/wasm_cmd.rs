@@ -115,6 +115,11 @@ pub struct CountArgs {
     /// The valgrind program.
     #[arg(long, default_value = "valgrind")]
     pub valgrind: PathBuf,
+    /// Also split each window's instructions by Wasm function (the run writes a perf map of
+    /// its compiled code; callgrind's addresses are looked up in it): a table of the
+    /// functions that execute at least 1% of a window, per allocator.
+    #[arg(long)]
+    pub by_function: bool,
     /// Print JSON on stdout instead of Markdown (summary lines then go to stderr).
     #[arg(long)]
     pub json: bool,
@@ -391,6 +396,7 @@ fn count_main(args: CountArgs) -> i32 {
         valgrind: args.valgrind,
         runner,
         scratch,
+        by_function: args.by_function,
     };
     let pb = progress_bar(modules.len() as u64);
     let results: Vec<ModuleCount> = modules
@@ -411,16 +417,25 @@ fn count_main(args: CountArgs) -> i32 {
     let output = if args.json {
         Output::Json(count_json(&results))
     } else {
-        Output::Markdown(format!(
-            "## Instructions in the bench window ({} modules, callgrind{})\n\n{}",
-            results.len(),
-            if args.simulate {
-                ", caches and branches simulated"
+        Output::Markdown(
+            format!(
+                "## Instructions in the bench window ({} modules, callgrind{})\n\n{}",
+                results.len(),
+                if args.simulate {
+                    ", caches and branches simulated"
+                } else {
+                    ""
+                },
+                count_table(&results, &allocators, args.simulate)
+            ) + &if args.by_function {
+                format!(
+                    "\n## Instructions by function (those with 1% of a window or more)\n\n{}",
+                    count_function_table(&results, &allocators)
+                )
             } else {
-                ""
+                String::new()
             },
-            count_table(&results, &allocators, args.simulate)
-        ))
+        )
     };
     print_report(output, &errors, &lines)
 }
@@ -442,6 +457,78 @@ fn count_errors(results: &[ModuleCount]) -> Vec<String> {
         }
     }
     v
+}
+
+/// Markdown: per module, one row per function that executes at least 1% of some
+/// allocator's window, most instructions first (the largest count over the allocators):
+/// each allocator's count, then each one's ratio to ion's.
+fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> String {
+    let mut s = String::new();
+    let others: Vec<Allocator> = allocators
+        .iter()
+        .copied()
+        .filter(|&a| a != Allocator::Ion)
+        .collect();
+    let _ = write!(s, "| module | function |");
+    for a in allocators {
+        let _ = write!(s, " {a} |");
+    }
+    for a in &others {
+        let _ = write!(s, " {a} / ion |");
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "|---|---|{}",
+        "---:|".repeat(allocators.len() + others.len())
+    );
+    for m in results {
+        let counted: Vec<(Allocator, &WindowCounts)> = allocators
+            .iter()
+            .filter_map(|&a| m.get(a).map(|c| (a, c)))
+            .collect();
+        let of = |a: Allocator, f: &str| {
+            counted
+                .iter()
+                .find(|(b, _)| *b == a)
+                .and_then(|(_, c)| c.functions.iter().find(|(n, _)| n == f))
+                .map(|&(_, n)| n)
+        };
+        let mut rows: Vec<(&str, u64)> = Vec::new();
+        for (_, c) in &counted {
+            let window: u64 = c.functions.iter().map(|f| f.1).sum();
+            for (name, n) in &c.functions {
+                if *n * 100 >= window && !rows.iter().any(|r| r.0 == name) {
+                    let most = counted
+                        .iter()
+                        .filter_map(|&(a, _)| of(a, name))
+                        .max()
+                        .unwrap_or(0);
+                    rows.push((name, most));
+                }
+            }
+        }
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        for (name, _) in rows {
+            let _ = write!(s, "| {} | {name} |", m.name);
+            for &a in allocators {
+                let _ = write!(
+                    s,
+                    " {} |",
+                    of(a, name).map_or("–".into(), |n| n.to_string())
+                );
+            }
+            for &a in &others {
+                let r = match (of(a, name), of(Allocator::Ion, name)) {
+                    (Some(x), Some(ion)) if ion > 0 => Some(x as f64 / ion as f64),
+                    _ => None,
+                };
+                let _ = write!(s, " {} |", ratio_cell(r));
+            }
+            let _ = writeln!(s);
+        }
+    }
+    s
 }
 
 /// Markdown: one row per module and allocator.
@@ -517,6 +604,11 @@ fn count_json(results: &[ModuleCount]) -> String {
                         .iter()
                         .map(|(k, v)| (k.clone(), serde_json::json!(v)))
                         .collect::<serde_json::Map<_, _>>()),
+                    "functions": r.counts.as_ref().ok().map(|c| c
+                        .functions
+                        .iter()
+                        .map(|(k, v)| serde_json::json!({"function": k, "Ir": v}))
+                        .collect::<Vec<_>>()),
                     "instructions_ratio": m.ratio(r.allocator, WindowCounts::instructions),
                     "cycle_estimate_ratio": m.ratio(r.allocator, WindowCounts::cycle_estimate),
                     "output": output_json(&r.output),

@@ -333,3 +333,54 @@ fn count_under_callgrind_counts_the_loops_window() {
         "{stderr}"
     );
 }
+
+#[test]
+fn count_by_function_splits_the_window_between_the_modules_functions() {
+    let dir = scratch("cli-count-by-function");
+    std::fs::write(dir.join("loop.wasm"), wat::parse_str(LOOP).unwrap()).unwrap();
+    let out = ragreedy(
+        &["wasm", "count", "loop.wasm", "--by-function", "--json"],
+        &dir,
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "valgrind is needed here\n{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    for r in v[0]["results"].as_array().unwrap() {
+        let ir = r["events"]["Ir"].as_u64().unwrap();
+        let functions = r["functions"].as_array().unwrap();
+        let count = |name: &str| {
+            functions
+                .iter()
+                .find(|f| f["function"].as_str().unwrap().ends_with(name))
+                .and_then(|f| f["Ir"].as_u64())
+        };
+        // `$f` runs 1,000 times, a multiply and its frame each time; `_start`'s loop holds
+        // the rest of the window but the host's entry to `bench.end`.
+        let f = count("::f").unwrap_or_else(|| panic!("no $f: {r}"));
+        assert!((3_000..30_000).contains(&f), "{r}");
+        let sum: u64 = functions.iter().map(|f| f["Ir"].as_u64().unwrap()).sum();
+        assert!(sum <= ir && sum * 10 >= ir * 9, "{sum} of {ir}: {r}");
+        // Most first.
+        let counts: Vec<u64> = functions
+            .iter()
+            .map(|f| f["Ir"].as_u64().unwrap())
+            .collect();
+        assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{r}");
+    }
+    let table = text(&ragreedy(&["wasm", "count", "loop.wasm", "--by-function"], &dir).stdout);
+    assert!(
+        table.contains("| module | function | greedy | ion | greedy / ion |"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("| loop.wasm | wasm[0]::function[") && l.contains("::f |")),
+        "{table}"
+    );
+}

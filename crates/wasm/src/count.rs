@@ -12,6 +12,12 @@
 //! holds exactly the window (a dump zeroes the counters). The host's own code inside the
 //! window (WASI calls the program makes) is counted too, alike for every allocator.
 //!
+//! With `by_function`, the run also writes a perf map of the compiled functions
+//! (`wasm run --perf-map`), and the window's instructions are split by Wasm function:
+//! callgrind names code it has no symbols for by the address it entered it at, and the
+//! map says which function holds that address. Which function executes fewer or more
+//! instructions under one allocator than another is then a count too.
+//!
 //! [`bench_window_opens`]: crate::wasi::bench_window_opens
 //! [`bench_window_closes`]: crate::wasi::bench_window_closes
 
@@ -40,12 +46,19 @@ pub struct CountOptions {
     pub runner: PathBuf,
     /// Where callgrind's files go (one per run, removed once read).
     pub scratch: PathBuf,
+    /// Also split the window's instructions by Wasm function (`WindowCounts::functions`).
+    pub by_function: bool,
 }
 
 /// Callgrind's events for one window, in the order its dump lists them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WindowCounts {
     pub events: Vec<(String, u64)>,
+    /// With `CountOptions::by_function`: instructions per Wasm function (named as in the
+    /// perf map, `wasm[M]::function[N]::NAME`), most first; functions that executed
+    /// nothing in the window are left out, and so is code outside every function (the
+    /// host's, Wasmtime's trampolines).
+    pub functions: Vec<(String, u64)>,
 }
 
 impl WindowCounts {
@@ -96,12 +109,91 @@ pub fn parse_dump(text: &str) -> Result<WindowCounts, String> {
     }
     // Callgrind leaves trailing zero counts out.
     Ok(WindowCounts {
+        functions: Vec::new(),
         events: names
             .iter()
             .enumerate()
             .map(|(i, n)| ((*n).to_owned(), counts.get(i).copied().unwrap_or(0)))
             .collect(),
     })
+}
+
+/// Instructions per function of `perf_map` (lines `START LEN NAME`, hex, as
+/// `engine::perf_map` writes them) in a callgrind dump: each function's own cost (the
+/// first event, `Ir`, of the cost lines under its `fn=`, not the inclusive cost of the
+/// calls it makes), callgrind's functions without symbols (named `0xADDRESS`, the address
+/// it entered them at) put in the map's function that holds the address.
+pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>, String> {
+    let mut ranges: Vec<(u64, u64, &str)> = Vec::new();
+    for l in perf_map.lines() {
+        let mut f = l.splitn(3, ' ');
+        let (Some(start), Some(len), Some(name)) = (f.next(), f.next(), f.next()) else {
+            return Err(format!("perf map: not `START LEN NAME`: `{l}`"));
+        };
+        let hex = |x: &str| u64::from_str_radix(x, 16).map_err(|e| format!("perf map: `{x}`: {e}"));
+        let start = hex(start)?;
+        ranges.push((start, start + hex(len)?, name));
+    }
+    ranges.sort_unstable_by_key(|r| r.0);
+    let holder = |addr: u64| {
+        let i = ranges.partition_point(|r| r.0 <= addr);
+        (i > 0 && addr < ranges[i - 1].1).then(|| i - 1)
+    };
+    // Callgrind writes a name in full once, `fn=(ID) NAME`, and `fn=(ID)` after.
+    let mut names: std::collections::HashMap<&str, Option<usize>> = Default::default();
+    let mut counts = vec![0u64; ranges.len()];
+    let mut current: Option<usize> = None;
+    let mut call_cost_next = false;
+    for l in dump.lines() {
+        // A name given in full at a call (`cfn=`) is referred to by its id in `fn=` too.
+        let (called, rest) = match (l.strip_prefix("fn="), l.strip_prefix("cfn=")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => (false, ""),
+        };
+        if !rest.is_empty() {
+            let f = match rest.split_once(' ') {
+                Some((id, name)) => {
+                    let f = name
+                        .strip_prefix("0x")
+                        .map(|h| {
+                            h.split(|c: char| !c.is_ascii_hexdigit())
+                                .next()
+                                .unwrap_or("")
+                        })
+                        .and_then(|h| u64::from_str_radix(h, 16).ok())
+                        .and_then(holder);
+                    names.insert(id, f);
+                    f
+                }
+                None => names.get(rest).copied().flatten(),
+            };
+            if !called {
+                current = f;
+            }
+        } else if l.starts_with("calls=") {
+            call_cost_next = true;
+        } else if l.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '*')) {
+            if std::mem::take(&mut call_cost_next) {
+                continue;
+            }
+            if let Some(f) = current {
+                // Positions (a line number here) first, then the events.
+                let ir = l.split_whitespace().nth(1).unwrap_or("0");
+                counts[f] += ir
+                    .parse::<u64>()
+                    .map_err(|e| format!("callgrind dump: `{l}`: {e}"))?;
+            }
+        }
+    }
+    let mut out: Vec<(String, u64)> = ranges
+        .iter()
+        .zip(counts)
+        .filter(|&(_, c)| c > 0)
+        .map(|(r, c)| (r.2.to_owned(), c))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(out)
 }
 
 /// The trigger callgrind records for a dump (`desc: Trigger: ...`).
@@ -161,8 +253,11 @@ pub fn valgrind_command(
         c.arg("--cache-sim=yes").arg("--branch-sim=yes");
     }
     c.arg(&options.runner)
-        .args(["wasm", "run", "--allocator", allocator.name()])
-        .arg(module.file_name().unwrap_or(module.as_os_str()));
+        .args(["wasm", "run", "--allocator", allocator.name()]);
+    if options.by_function {
+        c.arg("--perf-map");
+    }
+    c.arg(module.file_name().unwrap_or(module.as_os_str()));
     // Sightglass modules read their inputs by relative path.
     if let Some(dir) = module.parent().filter(|p| !p.as_os_str().is_empty()) {
         c.current_dir(dir);
@@ -216,9 +311,20 @@ fn count_one(
         PathBuf::from(format!("{}.log", out.display())),
     ];
     let result = (|| {
-        let run = valgrind_command(options, module, allocator, &out)
-            .output()
+        let child = valgrind_command(options, module, allocator, &out)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot start {}: {e}", options.valgrind.display()))?;
+        // Valgrind runs the program in its own process, so the map bears its id.
+        let map = PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+        let run = child.wait_with_output();
+        let map_text = options
+            .by_function
+            .then(|| std::fs::read_to_string(&map))
+            .transpose();
+        let _ = std::fs::remove_file(&map);
+        let run = run.map_err(|e| format!("{}: {e}", options.valgrind.display()))?;
         if !run.status.success() {
             let log = std::fs::read_to_string(&files[4]).unwrap_or_default();
             return Err(format!(
@@ -243,7 +349,10 @@ fn count_one(
         {
             return Err("called bench.end before bench.start".into());
         }
-        let counts = parse_dump(&window)?;
+        let mut counts = parse_dump(&window)?;
+        if let Some(map) = map_text.map_err(|e| format!("{}: no perf map: {e}", map.display()))? {
+            counts.functions = function_counts(&window, &map)?;
+        }
         Ok((counts, expected.compare(&run.stdout, &run.stderr)))
     })();
     for f in &files {
@@ -330,6 +439,7 @@ mod tests {
             counts: ir
                 .map(|n| WindowCounts {
                     events: vec![("Ir".into(), n)],
+                    functions: Vec::new(),
                 })
                 .ok_or_else(|| "failed".to_owned()),
             output: OutputCheck::Ok,
@@ -367,6 +477,48 @@ mod tests {
         assert!(line.contains(" cycle_estimate_ratio=nan "), "{line}");
     }
 
+    /// A window dump as callgrind writes it for code without symbols: two JIT functions
+    /// (entered at 0x1000 and at 0x1040, the second also entered at 0x1050 by a jump),
+    /// a call from the first to the second whose inclusive cost must not count as the
+    /// first's, a recursion cycle's name (`'2`), and host code outside the map.
+    const JIT_DUMP: &str = "version: 1
+positions: line
+events: Ir
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0 10
++2 5
+cfn=(2) 0x0000000000001040
+calls=3 0
+0 999
+fn=(2)
+0 7
+fn=(3) 0x0000000000001050'2
+0 4
+fn=(4) 0x0000000000009000
+0 1000
+fn=(5) host::write
+0 50
+fn=(1)
+* 1
+totals: 2076
+";
+
+    #[test]
+    fn function_counts_put_each_entry_address_in_its_function() {
+        let map = "1000 40 wasm[0]::function[3]::f\n1040 20 wasm[0]::function[4]\n2000 8 wasm[0]::function[5]::idle\n";
+        let counts = function_counts(JIT_DUMP, map).unwrap();
+        assert_eq!(
+            counts,
+            [
+                ("wasm[0]::function[3]::f".to_owned(), 16),
+                ("wasm[0]::function[4]".to_owned(), 11),
+            ]
+        );
+        assert!(function_counts(JIT_DUMP, "1000 40\n").is_err());
+        assert!(function_counts(JIT_DUMP, "xyz 40 f\n").is_err());
+    }
+
     #[test]
     fn the_window_markers_are_distinct_functions() {
         // Folded into one by the linker, the two dumps would be taken at the same
@@ -384,6 +536,7 @@ mod tests {
             valgrind: "valgrind".into(),
             runner: "/bin/ragreedy".into(),
             scratch: "/tmp".into(),
+            by_function: false,
         };
         let c = valgrind_command(
             &options,
