@@ -117,7 +117,7 @@ pub struct CountArgs {
     pub valgrind: PathBuf,
     /// Also split each window's instructions by Wasm function (the run writes a perf map of
     /// its compiled code; callgrind's addresses are looked up in it): a table of the
-    /// functions that execute at least 1% of a window, per allocator.
+    /// functions with at least 1% of the instructions the module's functions executed.
     #[arg(long)]
     pub by_function: bool,
     /// Print JSON on stdout instead of Markdown (summary lines then go to stderr).
@@ -429,7 +429,7 @@ fn count_main(args: CountArgs) -> i32 {
                 count_table(&results, &allocators, args.simulate)
             ) + &if args.by_function {
                 format!(
-                    "\n## Instructions by function (those with 1% of a window or more)\n\n{}",
+                    "\n## Instructions by function (1% of the module's own or more)\n\n{}",
                     count_function_table(&results, &allocators)
                 )
             } else {
@@ -459,8 +459,9 @@ fn count_errors(results: &[ModuleCount]) -> Vec<String> {
     v
 }
 
-/// Markdown: per module, one row per function that executes at least 1% of some
-/// allocator's window, most instructions first (the largest count over the allocators):
+/// Markdown: per module, one row per function with at least 1% of the instructions the
+/// module's functions executed under some allocator (the host's share of the window left
+/// out: it is not the allocators' code), most instructions first (the largest count over the allocators):
 /// each allocator's count, then each one's ratio to ion's.
 fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> String {
     let mut s = String::new();
