@@ -460,9 +460,9 @@ fn count_errors(results: &[ModuleCount]) -> Vec<String> {
 }
 
 /// Markdown: per module, one row per function with at least 1% of the instructions the
-/// module's functions executed under some allocator (the host's share of the window left
-/// out: it is not the allocators' code), most instructions first (the largest count over the allocators):
-/// each allocator's count, then each one's ratio to ion's.
+/// module's functions executed under some allocator (the host's share of the window is
+/// left out: it is not the allocators' code), by the largest count over the allocators,
+/// most first: each allocator's count, then each one's ratio to ion's.
 fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> String {
     let mut s = String::new();
     let others: Vec<Allocator> = allocators

@@ -144,7 +144,14 @@ pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>,
     let mut counts = vec![0u64; ranges.len()];
     let mut current: Option<usize> = None;
     let mut call_cost_next = false;
+    // A cost line holds a field per position (`line` by default; `instr line` with
+    // `--dump-instr=yes`), then the events.
+    let mut positions = 1;
     for l in dump.lines() {
+        if let Some(p) = l.strip_prefix("positions:") {
+            positions = p.split_whitespace().count().max(1);
+            continue;
+        }
         // A name given in full at a call (`cfn=`) is referred to by its id in `fn=` too.
         let (called, rest) = match (l.strip_prefix("fn="), l.strip_prefix("cfn=")) {
             (Some(rest), _) => (false, rest),
@@ -178,8 +185,7 @@ pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>,
                 continue;
             }
             if let Some(f) = current {
-                // Positions (a line number here) first, then the events.
-                let ir = l.split_whitespace().nth(1).unwrap_or("0");
+                let ir = l.split_whitespace().nth(positions).unwrap_or("0");
                 counts[f] += ir
                     .parse::<u64>()
                     .map_err(|e| format!("callgrind dump: `{l}`: {e}"))?;
@@ -515,6 +521,21 @@ totals: 2076
                 ("wasm[0]::function[4]".to_owned(), 11),
             ]
         );
+        // The same costs with an address before each line number.
+        let by_instr = JIT_DUMP
+            .replace("positions: line", "positions: instr line")
+            .lines()
+            .map(|l| match l.split_once(' ') {
+                Some((p, rest))
+                    if l.starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '*') =>
+                {
+                    format!("{} {p} {rest}", if p == "*" { "*" } else { "+1" })
+                }
+                _ => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(function_counts(&by_instr, map).unwrap(), counts);
         assert!(function_counts(JIT_DUMP, "1000 40\n").is_err());
         assert!(function_counts(JIT_DUMP, "xyz 40 f\n").is_err());
     }
