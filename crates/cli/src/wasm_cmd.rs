@@ -462,7 +462,8 @@ fn count_errors(results: &[ModuleCount]) -> Vec<String> {
 /// Markdown: per module, one row per function with at least 1% of the instructions the
 /// module's functions executed under some allocator (the host's share of the window is
 /// left out: it is not the allocators' code), by the largest count over the allocators,
-/// most first: each allocator's count, then each one's ratio to ion's.
+/// most first: each allocator's count, each one's ratio to ion's, then each allocator's
+/// moves, stack stores and stack loads among those instructions.
 fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> String {
     let mut s = String::new();
     let others: Vec<Allocator> = allocators
@@ -477,11 +478,14 @@ fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> St
     for a in &others {
         let _ = write!(s, " {a} / ion |");
     }
+    for a in allocators {
+        let _ = write!(s, " {a}: moves / stores / loads |");
+    }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
         "|---|---|{}",
-        "---:|".repeat(allocators.len() + others.len())
+        "---:|".repeat(2 * allocators.len() + others.len())
     );
     for m in results {
         let counted: Vec<(Allocator, &WindowCounts)> = allocators
@@ -492,20 +496,19 @@ fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> St
             counted
                 .iter()
                 .find(|(b, _)| *b == a)
-                .and_then(|(_, c)| c.functions.iter().find(|(n, _)| n == f))
-                .map(|&(_, n)| n)
+                .and_then(|(_, c)| c.functions.iter().find(|c| c.name == f))
         };
         let mut rows: Vec<(&str, u64)> = Vec::new();
         for (_, c) in &counted {
-            let window: u64 = c.functions.iter().map(|f| f.1).sum();
-            for (name, n) in &c.functions {
-                if *n * 100 >= window && !rows.iter().any(|r| r.0 == name) {
+            let window: u64 = c.functions.iter().map(|f| f.instructions).sum();
+            for f in &c.functions {
+                if f.instructions * 100 >= window && !rows.iter().any(|r| r.0 == f.name) {
                     let most = counted
                         .iter()
-                        .filter_map(|&(a, _)| of(a, name))
+                        .filter_map(|&(a, _)| of(a, &f.name).map(|c| c.instructions))
                         .max()
                         .unwrap_or(0);
-                    rows.push((name, most));
+                    rows.push((&f.name, most));
                 }
             }
         }
@@ -513,18 +516,23 @@ fn count_function_table(results: &[ModuleCount], allocators: &[Allocator]) -> St
         for (name, _) in rows {
             let _ = write!(s, "| {} | {name} |", m.name);
             for &a in allocators {
-                let _ = write!(
-                    s,
-                    " {} |",
-                    of(a, name).map_or("–".into(), |n| n.to_string())
-                );
+                let n = of(a, name).map_or("–".into(), |c| c.instructions.to_string());
+                let _ = write!(s, " {n} |");
             }
             for &a in &others {
                 let r = match (of(a, name), of(Allocator::Ion, name)) {
-                    (Some(x), Some(ion)) if ion > 0 => Some(x as f64 / ion as f64),
+                    (Some(x), Some(ion)) if ion.instructions > 0 => {
+                        Some(x.instructions as f64 / ion.instructions as f64)
+                    }
                     _ => None,
                 };
                 let _ = write!(s, " {} |", ratio_cell(r));
+            }
+            for &a in allocators {
+                let cell = of(a, name).map_or("–".into(), |c| {
+                    format!("{} / {} / {}", c.moves, c.stores, c.loads)
+                });
+                let _ = write!(s, " {cell} |");
             }
             let _ = writeln!(s);
         }
@@ -608,7 +616,13 @@ fn count_json(results: &[ModuleCount]) -> String {
                     "functions": r.counts.as_ref().ok().map(|c| c
                         .functions
                         .iter()
-                        .map(|(k, v)| serde_json::json!({"function": k, "Ir": v}))
+                        .map(|f| serde_json::json!({
+                            "function": f.name,
+                            "Ir": f.instructions,
+                            "moves": f.moves,
+                            "stack_stores": f.stores,
+                            "stack_loads": f.loads,
+                        }))
                         .collect::<Vec<_>>()),
                     "instructions_ratio": m.ratio(r.allocator, WindowCounts::instructions),
                     "cycle_estimate_ratio": m.ratio(r.allocator, WindowCounts::cycle_estimate),

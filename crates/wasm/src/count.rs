@@ -54,11 +54,24 @@ pub struct CountOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WindowCounts {
     pub events: Vec<(String, u64)>,
-    /// With `CountOptions::by_function`: instructions per Wasm function (named as in the
-    /// perf map, `wasm[M]::function[N]::NAME`), most first; functions that executed
-    /// nothing in the window are left out, and so is code outside every function (the
-    /// host's, Wasmtime's trampolines).
-    pub functions: Vec<(String, u64)>,
+    /// With `CountOptions::by_function`: the window per Wasm function, most instructions
+    /// first; functions that executed nothing in the window are left out, and so is code
+    /// outside every function (the host's, Wasmtime's trampolines).
+    pub functions: Vec<FunctionCount>,
+}
+
+/// One Wasm function's part of a window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionCount {
+    /// As in the perf map: `wasm[M]::function[N]::NAME`.
+    pub name: String,
+    pub instructions: u64,
+    /// Of those, register-to-register moves, stores to the stack and loads from it
+    /// (`x64::classify`): what an allocator's choices put in the code. Zero where the
+    /// dump has no per-instruction costs or the function's code was not given.
+    pub moves: u64,
+    pub stores: u64,
+    pub loads: u64,
 }
 
 impl WindowCounts {
@@ -122,8 +135,15 @@ pub fn parse_dump(text: &str) -> Result<WindowCounts, String> {
 /// `engine::perf_map` writes them) in a callgrind dump: each function's own cost (the
 /// first event, `Ir`, of the cost lines under its `fn=`, not the inclusive cost of the
 /// calls it makes), callgrind's functions without symbols (named `0xADDRESS`, the address
-/// it entered them at) put in the map's function that holds the address.
-pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>, String> {
+/// it entered them at) put in the map's function that holds the address. Where the dump
+/// has a cost per instruction (`--dump-instr=yes`) and `code` gives a function's machine
+/// code (which must be as long as the map says), each executed instruction is also
+/// classed as a move, a stack store or a stack load.
+pub fn function_counts<'c>(
+    dump: &str,
+    perf_map: &str,
+    code: impl Fn(&str) -> Option<&'c [u8]>,
+) -> Result<Vec<FunctionCount>, String> {
     let mut ranges: Vec<(u64, u64, &str)> = Vec::new();
     for l in perf_map.lines() {
         let mut f = l.splitn(3, ' ');
@@ -139,17 +159,42 @@ pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>,
         let i = ranges.partition_point(|r| r.0 <= addr);
         (i > 0 && addr < ranges[i - 1].1).then(|| i - 1)
     };
+    let mut codes: Vec<Option<&[u8]>> = Vec::with_capacity(ranges.len());
+    for &(start, end, name) in &ranges {
+        let c = code(name);
+        if let Some(c) = c
+            && c.len() as u64 != end - start
+        {
+            return Err(format!(
+                "{name}: {} bytes of code here, {} in the counted run",
+                c.len(),
+                end - start
+            ));
+        }
+        codes.push(c);
+    }
+    let mut out: Vec<FunctionCount> = ranges
+        .iter()
+        .map(|r| FunctionCount {
+            name: r.2.to_owned(),
+            ..FunctionCount::default()
+        })
+        .collect();
     // Callgrind writes a name in full once, `fn=(ID) NAME`, and `fn=(ID)` after.
     let mut names: std::collections::HashMap<&str, Option<usize>> = Default::default();
-    let mut counts = vec![0u64; ranges.len()];
     let mut current: Option<usize> = None;
     let mut call_cost_next = false;
     // A cost line holds a field per position (`line` by default; `instr line` with
     // `--dump-instr=yes`), then the events.
     let mut positions = 1;
+    let mut by_instr = false;
+    // The instruction address of the last cost line: later ones may give theirs relative
+    // to it (`+N`, `-N`) or as the same (`*`).
+    let mut addr: u64 = 0;
     for l in dump.lines() {
         if let Some(p) = l.strip_prefix("positions:") {
             positions = p.split_whitespace().count().max(1);
+            by_instr = p.split_whitespace().next() == Some("instr");
             continue;
         }
         // A name given in full at a call (`cfn=`) is referred to by its id in `fn=` too.
@@ -181,25 +226,56 @@ pub fn function_counts(dump: &str, perf_map: &str) -> Result<Vec<(String, u64)>,
         } else if l.starts_with("calls=") {
             call_cost_next = true;
         } else if l.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '*')) {
+            if by_instr {
+                let p = l.split_whitespace().next().unwrap_or("*");
+                addr = instr_position(p, addr).ok_or_else(|| format!("callgrind dump: `{l}`"))?;
+            }
             if std::mem::take(&mut call_cost_next) {
                 continue;
             }
-            if let Some(f) = current {
-                let ir = l.split_whitespace().nth(positions).unwrap_or("0");
-                counts[f] += ir
-                    .parse::<u64>()
-                    .map_err(|e| format!("callgrind dump: `{l}`: {e}"))?;
+            // By address where the dump gives one: a jump can take callgrind from the
+            // function it entered into another's code.
+            let Some(f) = (if by_instr { holder(addr) } else { current }) else {
+                continue;
+            };
+            let ir = l.split_whitespace().nth(positions).unwrap_or("0");
+            let ir = ir
+                .parse::<u64>()
+                .map_err(|e| format!("callgrind dump: `{l}`: {e}"))?;
+            let c = &mut out[f];
+            c.instructions += ir;
+            if by_instr && let Some(code) = codes[f] {
+                match crate::x64::classify(&code[(addr - ranges[f].0) as usize..]) {
+                    crate::x64::Kind::Move => c.moves += ir,
+                    crate::x64::Kind::Store => c.stores += ir,
+                    crate::x64::Kind::Load => c.loads += ir,
+                    crate::x64::Kind::Other => {}
+                }
             }
         }
     }
-    let mut out: Vec<(String, u64)> = ranges
-        .iter()
-        .zip(counts)
-        .filter(|&(_, c)| c > 0)
-        .map(|(r, c)| (r.2.to_owned(), c))
-        .collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.retain(|c| c.instructions > 0);
+    out.sort_by(|a, b| {
+        b.instructions
+            .cmp(&a.instructions)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     Ok(out)
+}
+
+/// An instruction position in a cost line: absolute (`0x...` or decimal), relative to the
+/// last one (`+N`, `-N`), or the same (`*`).
+fn instr_position(p: &str, last: u64) -> Option<u64> {
+    let number = |x: &str| match x.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => x.parse::<u64>().ok(),
+    };
+    match p.as_bytes().first()? {
+        b'*' => Some(last),
+        b'+' => last.checked_add(number(&p[1..])?),
+        b'-' => last.checked_sub(number(&p[1..])?),
+        _ => number(p),
+    }
 }
 
 /// The trigger callgrind records for a dump (`desc: Trigger: ...`).
@@ -257,6 +333,10 @@ pub fn valgrind_command(
         .arg(format!("--log-file={}.log", out.display()));
     if options.simulate {
         c.arg("--cache-sim=yes").arg("--branch-sim=yes");
+    }
+    if options.by_function {
+        // A cost per instruction, to tell the moves, spills and reloads.
+        c.arg("--dump-instr=yes");
     }
     c.arg(&options.runner)
         .args(["wasm", "run", "--allocator", allocator.name()]);
@@ -357,7 +437,11 @@ fn count_one(
         }
         let mut counts = parse_dump(&window)?;
         if let Some(map) = map_text.map_err(|e| format!("{}: no perf map: {e}", map.display()))? {
-            counts.functions = function_counts(&window, &map)?;
+            let here = compiled_here(module, allocator)?;
+            let code = crate::engine::function_code(&here);
+            counts.functions = function_counts(&window, &map, |name| {
+                code.iter().find(|(n, _)| n == name).map(|&(_, c)| c)
+            })?;
         }
         Ok((counts, expected.compare(&run.stdout, &run.stderr)))
     })();
@@ -365,6 +449,18 @@ fn count_one(
         let _ = std::fs::remove_file(f);
     }
     result
+}
+
+/// `module` compiled in this process as the counted run compiled it (Cranelift's code for
+/// a function does not depend on the thread or the order it is compiled in), for the
+/// code of its functions: `function_counts` checks that each is as long as in the run.
+fn compiled_here(module: &Path, allocator: Allocator) -> Result<wasmtime::Module, String> {
+    let engine = crate::engine::engine(crate::engine::Compilation::OneThread)?;
+    let bytes = crate::engine::read(module).map_err(|e| e.to_string())?;
+    allocator
+        .with(|| crate::engine::compile(&engine, module, &bytes))
+        .map(|(m, _)| m)
+        .map_err(|e| e.to_string())
 }
 
 /// The closing line per allocator: `wasm-count ALLOC modules=N instructions_ratio=X
@@ -513,31 +609,102 @@ totals: 2076
     #[test]
     fn function_counts_put_each_entry_address_in_its_function() {
         let map = "1000 40 wasm[0]::function[3]::f\n1040 20 wasm[0]::function[4]\n2000 8 wasm[0]::function[5]::idle\n";
-        let counts = function_counts(JIT_DUMP, map).unwrap();
+        let counts = function_counts(JIT_DUMP, map, |_| None).unwrap();
+        let count = |name: &str, instructions| FunctionCount {
+            name: name.to_owned(),
+            instructions,
+            ..FunctionCount::default()
+        };
         assert_eq!(
             counts,
             [
-                ("wasm[0]::function[3]::f".to_owned(), 16),
-                ("wasm[0]::function[4]".to_owned(), 11),
+                count("wasm[0]::function[3]::f", 16),
+                count("wasm[0]::function[4]", 11)
             ]
         );
-        // The same costs with an address before each line number.
-        let by_instr = JIT_DUMP
-            .replace("positions: line", "positions: instr line")
-            .lines()
-            .map(|l| match l.split_once(' ') {
-                Some((p, rest))
-                    if l.starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '*') =>
-                {
-                    format!("{} {p} {rest}", if p == "*" { "*" } else { "+1" })
-                }
-                _ => l.to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_eq!(function_counts(&by_instr, map).unwrap(), counts);
-        assert!(function_counts(JIT_DUMP, "1000 40\n").is_err());
-        assert!(function_counts(JIT_DUMP, "xyz 40 f\n").is_err());
+        assert!(function_counts(JIT_DUMP, "1000 40\n", |_| None).is_err());
+        assert!(function_counts(JIT_DUMP, "xyz 40 f\n", |_| None).is_err());
+    }
+
+    /// The same shape with a cost per instruction (`--dump-instr=yes`): absolute, relative
+    /// and repeated addresses, a call site's inclusive cost, a jump into the second function
+    /// at 0x1050 under another name, host code outside the map.
+    const JIT_DUMP_BY_INSTR: &str = "version: 1
+positions: instr line
+events: Ir
+fl=(1) ???
+fn=(1) 0x0000000000001000
+0x1000 0 10
++3 0 5
+cfn=(2) 0x0000000000001040
+calls=3 0x1040 0
++5 0 999
+fn=(2)
+0x1040 0 7
+fn=(3) 0x0000000000001050'2
++16 0 4
+fn=(4) 0x0000000000009000
+0x9000 0 1000
+fn=(5) host::write
+0x9100 0 50
+fn=(1)
+0x1008 0 2
+* 0 1
+-8 0 3
+totals: 1082
+";
+
+    #[test]
+    fn function_counts_class_each_executed_instruction_by_its_code() {
+        let map = "1000 40 wasm[0]::function[3]::f\n1040 20 wasm[0]::function[4]\n";
+        // f: a move (mov %r10,%rax), a spill (mov %r10,0x10(%rsp)), a reload
+        // (mov (%rsp),%rax); function 4: movaps %xmm2,%xmm1, then padding.
+        let mut f = vec![
+            0x4c, 0x89, 0xd0, 0x4c, 0x89, 0x54, 0x24, 0x10, 0x48, 0x8b, 0x04, 0x24,
+        ];
+        f.resize(0x40, 0x90);
+        let mut g = vec![0x0f, 0x28, 0xca];
+        g.resize(0x20, 0x90);
+        let code = |name: &str| match name {
+            "wasm[0]::function[3]::f" => Some(&f[..]),
+            "wasm[0]::function[4]" => Some(&g[..]),
+            _ => None,
+        };
+        let counts = function_counts(JIT_DUMP_BY_INSTR, map, code).unwrap();
+        assert_eq!(
+            counts,
+            [
+                FunctionCount {
+                    name: "wasm[0]::function[3]::f".into(),
+                    instructions: 21,
+                    moves: 13,
+                    stores: 5,
+                    loads: 3,
+                },
+                FunctionCount {
+                    name: "wasm[0]::function[4]".into(),
+                    instructions: 11,
+                    moves: 7,
+                    stores: 0,
+                    loads: 0,
+                },
+            ]
+        );
+        // Without the code, the same instructions and no classes.
+        let bare = function_counts(JIT_DUMP_BY_INSTR, map, |_| None).unwrap();
+        assert_eq!(
+            bare.iter()
+                .map(|c| (c.instructions, c.moves + c.stores + c.loads))
+                .collect::<Vec<_>>(),
+            [(21, 0), (11, 0)]
+        );
+        // Code of another length than the run's is another compilation: an error.
+        let short = &f[..0x20];
+        assert!(
+            function_counts(JIT_DUMP_BY_INSTR, map, |n| (n == "wasm[0]::function[3]::f")
+                .then_some(short))
+            .is_err()
+        );
     }
 
     #[test]

@@ -75,18 +75,36 @@ pub fn perf_map(module: &Module) -> String {
     let base = module.text().as_ptr() as usize;
     let mut out = String::new();
     for f in module.functions() {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "{:x} {:x} wasm[{}]::function[{}]",
+            "{:x} {:x} {}",
             base + f.offset,
             f.len,
-            f.module.as_u32(),
-            f.index.as_u32()
+            function_name(&f)
         );
-        if let Some(name) = &f.name {
-            let _ = write!(out, "::{name}");
-        }
-        out.push('\n');
     }
     out
+}
+
+/// Each of `module`'s functions by the name `perf_map` gives it, with its machine code.
+pub fn function_code(module: &Module) -> Vec<(String, &[u8])> {
+    let text = module.text();
+    module
+        .functions()
+        .map(|f| (function_name(&f), &text[f.offset..f.offset + f.len]))
+        .collect()
+}
+
+/// `wasm[M]::function[N]`, then `::NAME` where the module names the function.
+fn function_name(f: &wasmtime::ModuleFunction) -> String {
+    let mut name = format!(
+        "wasm[{}]::function[{}]",
+        f.module.as_u32(),
+        f.index.as_u32()
+    );
+    if let Some(n) = &f.name {
+        name.push_str("::");
+        name.push_str(n);
+    }
+    name
 }

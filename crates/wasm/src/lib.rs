@@ -11,6 +11,7 @@
 //! - [`count`]: instructions executed in the `bench.start`..`bench.end` window, counted by
 //!   callgrind (deterministic, unlike run time).
 //! - [`discover`]: the `.wasm` files under a path.
+//! - [`x64`]: which executed instructions are moves, spills and reloads (for `count`).
 
 pub mod bench;
 pub mod capture;
@@ -18,6 +19,7 @@ pub mod count;
 pub mod discover;
 pub mod engine;
 pub mod wasi;
+pub mod x64;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
