@@ -16,7 +16,10 @@
 //! (`wasm run --perf-map`), and the window's instructions are split by Wasm function:
 //! callgrind names code it has no symbols for by the address it entered it at, and the
 //! map says which function holds that address. Which function executes fewer or more
-//! instructions under one allocator than another is then a count too.
+//! instructions under one allocator than another is then a count too. Callgrind also
+//! records a cost per instruction then, and each executed instruction is decoded
+//! ([`crate::x64`]) from the function's code, compiled again here, to count the moves,
+//! spills and reloads among them.
 //!
 //! [`bench_window_opens`]: crate::wasi::bench_window_opens
 //! [`bench_window_closes`]: crate::wasi::bench_window_closes
