@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// which Wasm functions the time goes to.
     #[arg(long)]
     pub perf_map: bool,
+    /// Write the compiled functions' machine code to this file before running (one line
+    /// each: the name `--perf-map` gives it, then its bytes in hex), for tools that decode
+    /// what this very run executes.
+    #[arg(long, value_name = "FILE")]
+    pub save_code: Option<PathBuf>,
     /// Arguments passed to the module (after `--`).
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -156,6 +161,10 @@ fn run(args: RunArgs) -> i32 {
             let path = format!("/tmp/perf-{}.map", std::process::id());
             std::fs::write(&path, engine::perf_map(&module))
                 .map_err(|e| format!("{path}: cannot write: {e}"))?;
+        }
+        if let Some(path) = &args.save_code {
+            std::fs::write(path, engine::code_listing(&module))
+                .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
         }
         let dir = std::env::current_dir().map_err(|e| format!("current folder: {e}"))?;
         let mut argv = vec![wasi::program_name(&args.file)];

@@ -74,7 +74,16 @@ fn wasm_run_perf_map_names_each_function_for_perf() {
     std::fs::write(dir.join("input.txt"), "3").unwrap();
     // The map's name holds the process id, so the child is spawned rather than `output()`.
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_ragreedy"))
-        .args(["wasm", "run", "--perf-map", "echo.wasm", "--", "hi"])
+        .args([
+            "wasm",
+            "run",
+            "--perf-map",
+            "--save-code",
+            "code.txt",
+            "echo.wasm",
+            "--",
+            "hi",
+        ])
         .current_dir(&dir)
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -102,6 +111,16 @@ fn wasm_run_perf_map_names_each_function_for_perf() {
     assert!(lines[0].ends_with("::strlen"), "{written}");
     // Disjoint, in code order.
     assert!(ends[0].1 <= ends[1].0, "{written}");
+    // The saved code: a line per function of the map, as long as the map says, each
+    // starting with Cranelift's frame setup (`push %rbp; mov %rsp,%rbp`).
+    let code = std::fs::read_to_string(dir.join("code.txt")).expect("the code is saved");
+    let code: Vec<(&str, &str)> = code.lines().map(|l| l.rsplit_once(' ').unwrap()).collect();
+    assert_eq!(code.len(), lines.len());
+    for ((name, hex), (l, (start, end))) in code.iter().zip(lines.iter().zip(&ends)) {
+        assert!(l.ends_with(name), "{l} / {name}");
+        assert_eq!(hex.len() as u64, 2 * (end - start), "{name}");
+        assert!(hex.starts_with("554889e5"), "{name}: {}", &hex[..16]);
+    }
 }
 
 #[test]

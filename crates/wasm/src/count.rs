@@ -18,8 +18,9 @@
 //! map says which function holds that address. Which function executes fewer or more
 //! instructions under one allocator than another is then a count too. Callgrind also
 //! records a cost per instruction then, and each executed instruction is decoded
-//! ([`crate::x64`]) from the function's code, compiled again here, to count the moves,
-//! spills and reloads among them.
+//! ([`crate::x64`]) from the code the run saved (`wasm run --save-code`: code compiled
+//! outside valgrind can differ, as Cranelift uses the CPU features it finds), to count
+//! the moves, spills and reloads among them.
 //!
 //! [`bench_window_opens`]: crate::wasi::bench_window_opens
 //! [`bench_window_closes`]: crate::wasi::bench_window_closes
@@ -169,7 +170,7 @@ pub fn function_counts<'c>(
             && c.len() as u64 != end - start
         {
             return Err(format!(
-                "{name}: {} bytes of code here, {} in the counted run",
+                "{name}: {} bytes of code saved, {} in the perf map",
                 c.len(),
                 end - start
             ));
@@ -344,7 +345,9 @@ pub fn valgrind_command(
     c.arg(&options.runner)
         .args(["wasm", "run", "--allocator", allocator.name()]);
     if options.by_function {
-        c.arg("--perf-map");
+        c.arg("--perf-map")
+            .arg("--save-code")
+            .arg(format!("{}.code", out.display()));
     }
     c.arg(module.file_name().unwrap_or(module.as_os_str()));
     // Sightglass modules read their inputs by relative path.
@@ -398,6 +401,7 @@ fn count_one(
         PathBuf::from(format!("{}.2", out.display())),
         PathBuf::from(format!("{}.3", out.display())),
         PathBuf::from(format!("{}.log", out.display())),
+        PathBuf::from(format!("{}.code", out.display())),
     ];
     let result = (|| {
         let child = valgrind_command(options, module, allocator, &out)
@@ -440,10 +444,11 @@ fn count_one(
         }
         let mut counts = parse_dump(&window)?;
         if let Some(map) = map_text.map_err(|e| format!("{}: no perf map: {e}", map.display()))? {
-            let here = compiled_here(module, allocator)?;
-            let code = crate::engine::function_code(&here);
+            let listing = std::fs::read_to_string(&files[5])
+                .map_err(|e| format!("{}: no saved code: {e}", files[5].display()))?;
+            let code = crate::engine::parse_code_listing(&listing)?;
             counts.functions = function_counts(&window, &map, |name| {
-                code.iter().find(|(n, _)| n == name).map(|&(_, c)| c)
+                code.iter().find(|(n, _)| n == name).map(|(_, c)| &c[..])
             })?;
         }
         Ok((counts, expected.compare(&run.stdout, &run.stderr)))
@@ -452,18 +457,6 @@ fn count_one(
         let _ = std::fs::remove_file(f);
     }
     result
-}
-
-/// `module` compiled in this process as the counted run compiled it (Cranelift's code for
-/// a function does not depend on the thread or the order it is compiled in), for the
-/// code of its functions: `function_counts` checks that each is as long as in the run.
-fn compiled_here(module: &Path, allocator: Allocator) -> Result<wasmtime::Module, String> {
-    let engine = crate::engine::engine(crate::engine::Compilation::OneThread)?;
-    let bytes = crate::engine::read(module).map_err(|e| e.to_string())?;
-    allocator
-        .with(|| crate::engine::compile(&engine, module, &bytes))
-        .map(|(m, _)| m)
-        .map_err(|e| e.to_string())
 }
 
 /// The closing line per allocator: `wasm-count ALLOC modules=N instructions_ratio=X

@@ -95,6 +95,44 @@ pub fn function_code(module: &Module) -> Vec<(String, &[u8])> {
         .collect()
 }
 
+/// `module`'s functions' machine code as text, one function a line: its name (as
+/// `perf_map` gives it), a space, its bytes in hex. What `wasm run --save-code` writes, so
+/// that a tool reads the very code a run executed: code compiled in another process can
+/// differ (Cranelift uses the CPU features it finds, and valgrind presents fewer).
+pub fn code_listing(module: &Module) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (name, code) in function_code(module) {
+        out.push_str(&name);
+        out.push(' ');
+        for b in code {
+            let _ = write!(out, "{b:02x}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Reads `code_listing`'s text back: (name, code) per function.
+pub fn parse_code_listing(text: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+    text.lines()
+        .map(|l| {
+            let (name, hex) = l
+                .rsplit_once(' ')
+                .ok_or_else(|| format!("code listing: not `NAME HEX`: `{l}`"))?;
+            if hex.len() % 2 != 0 {
+                return Err(format!("code listing: {name}: odd number of hex digits"));
+            }
+            let code = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .map_err(|e| format!("code listing: {name}: {e}"))?;
+            Ok((name.to_owned(), code))
+        })
+        .collect()
+}
+
 /// `wasm[M]::function[N]`, then `::NAME` where the module names the function.
 fn function_name(f: &wasmtime::ModuleFunction) -> String {
     let mut name = format!(

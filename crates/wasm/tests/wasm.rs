@@ -362,6 +362,18 @@ fn perf_map_gives_each_function_its_code_in_memory() {
         total += len as u64;
     }
     assert_eq!(total, engine::code_bytes(&module));
+    // The saved code reads back as each function's bytes, by the map's names.
+    let listed = engine::parse_code_listing(&engine::code_listing(&module)).unwrap();
+    let direct: Vec<(String, Vec<u8>)> = engine::function_code(&module)
+        .into_iter()
+        .map(|(n, c)| (n, c.to_vec()))
+        .collect();
+    assert_eq!(listed, direct);
+    for (line, (name, _)) in lines.iter().zip(&listed) {
+        assert!(line.ends_with(&format!(" {name}")), "{line} / {name}");
+    }
+    assert!(engine::parse_code_listing("f 0a0").is_err());
+    assert!(engine::parse_code_listing("f zz").is_err());
     // Named functions carry their names: the module's own `$mix` and `$compute`.
     assert!(
         map.contains("::mix\n") && map.contains("::compute\n"),
