@@ -446,10 +446,12 @@ fn count_one(
         if let Some(map) = map_text.map_err(|e| format!("{}: no perf map: {e}", map.display()))? {
             let listing = std::fs::read_to_string(&files[5])
                 .map_err(|e| format!("{}: no saved code: {e}", files[5].display()))?;
-            let code = crate::engine::parse_code_listing(&listing)?;
-            counts.functions = function_counts(&window, &map, |name| {
-                code.iter().find(|(n, _)| n == name).map(|(_, c)| &c[..])
-            })?;
+            let code: std::collections::HashMap<String, Vec<u8>> =
+                crate::engine::parse_code_listing(&listing)?
+                    .into_iter()
+                    .collect();
+            counts.functions =
+                function_counts(&window, &map, |name| code.get(name).map(|c| &c[..]))?;
         }
         Ok((counts, expected.compare(&run.stdout, &run.stderr)))
     })();

@@ -111,14 +111,14 @@ fn decode(code: &[u8]) -> Option<Kind> {
         _ => return Some(Kind::Other),
     };
     // The frame's own moves (`mov %rsp,%rbp` and back) are the prologue's, not copies.
-    let modrm = code[rest];
-    let regs = [
-        ((modrm >> 3) & 7) | (u8::from(rex_r) << 3),
-        (modrm & 7) | (u8::from(rex_b) << 3),
-    ];
-    let frame = gpr && regs.iter().any(|&r| r == 4 || r == 5);
+    let frame = || {
+        let modrm = code[rest];
+        let reg = ((modrm >> 3) & 7) | (u8::from(rex_r) << 3);
+        let rm = (modrm & 7) | (u8::from(rex_b) << 3);
+        [reg, rm].iter().any(|&r| r == 4 || r == 5)
+    };
     Some(match rm {
-        Rm::Register if frame => Kind::Other,
+        Rm::Register if gpr && frame() => Kind::Other,
         Rm::Register if !gpr || wide => Kind::Move,
         Rm::Register | Rm::Memory => Kind::Other,
         Rm::Stack if load_form => Kind::Load,
