@@ -120,8 +120,10 @@ pub fn parse_code_listing(text: &str) -> Result<Vec<(String, Vec<u8>)>, String> 
             let (name, hex) = l
                 .rsplit_once(' ')
                 .ok_or_else(|| format!("code listing: not `NAME HEX`: `{l}`"))?;
-            if hex.len() % 2 != 0 {
-                return Err(format!("code listing: {name}: odd number of hex digits"));
+            if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "code listing: {name}: not an even number of hex digits"
+                ));
             }
             let code = (0..hex.len())
                 .step_by(2)

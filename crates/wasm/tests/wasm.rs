@@ -374,6 +374,8 @@ fn perf_map_gives_each_function_its_code_in_memory() {
     }
     assert!(engine::parse_code_listing("f 0a0").is_err());
     assert!(engine::parse_code_listing("f zz").is_err());
+    // Not hex, and not ASCII either: an error, not a panic on a split character.
+    assert!(engine::parse_code_listing("f €a").is_err());
     // Named functions carry their names: the module's own `$mix` and `$compute`.
     assert!(
         map.contains("::mix\n") && map.contains("::compute\n"),
