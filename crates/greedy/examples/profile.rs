@@ -13,6 +13,10 @@
 //! compare`'s interleaved rounds (with `ALLOC=ion`, count with
 //! `--toggle-collect='regalloc2::ion::run*'`: the greedy calls keep `run_with_ctx` from being
 //! a symbol of its own).
+//! `DIGEST=1` prints one hash of every output (allocations, edits, spill slots), in order:
+//! two builds (or option sets) print the same digest exactly when they allocated every
+//! function identically, a check on speed-ups that must not change the allocation (the
+//! hashing runs between allocations: not for timing).
 //! `COMPACT=1` renumbers each function's vregs densely from 0 (in order of first mention)
 //! before allocating: a probe of what Cranelift's sparse numbering (its values start at
 //! 192) costs the per-vreg tables.
@@ -110,6 +114,7 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     let mut ion_ctx = regalloc2::Ctx::default();
     let ion_options = regalloc2::RegallocOptions::default();
     let mut spent = std::time::Duration::ZERO;
+    let mut digest: Option<u64> = std::env::var_os("DIGEST").map(|_| 0);
     for _ in 0..reps {
         for (f, env) in cases {
             if interleave {
@@ -124,12 +129,31 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
             }
             spent += t.elapsed();
             stats += *ctx.stats();
+            if let Some(d) = &mut digest {
+                *d = d.rotate_left(5) ^ output_hash(&out);
+            }
         }
     }
     eprintln!("{} functions x {reps} in {spent:?}", cases.len());
+    if let Some(d) = digest {
+        eprintln!("outputs digest {d:016x}");
+    }
     if std::env::var_os("STATS").is_some() {
         eprintln!("{stats:#?}");
     }
+}
+
+/// A hash of everything `out` says (allocations, edits, spill slots): SipHash with fixed
+/// keys over the outputs' debug text, so the same outputs hash alike in every build.
+fn output_hash(out: &regalloc2::Output) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!(
+        "{:?}{:?}{:?}{}",
+        out.allocs, out.edits, out.inst_alloc_offsets, out.num_spillslots
+    )
+    .hash(&mut h);
+    h.finish()
 }
 
 /// `COMPACT`: `t`'s vregs renumbered densely from 0, in order of first mention.
