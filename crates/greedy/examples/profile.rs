@@ -144,7 +144,8 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
 }
 
 /// A hash of everything `out` says (allocations, edits, spill slots): SipHash with fixed
-/// keys over the outputs' debug text, so the same outputs hash alike in every build.
+/// keys over the outputs' debug text, so the same outputs hash alike in every build made
+/// with one toolchain (the standard hasher may change between Rust releases).
 fn output_hash(out: &regalloc2::Output) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
