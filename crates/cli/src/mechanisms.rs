@@ -129,6 +129,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.head_splits,
     },
     Mechanism {
+        name: "stack-use-pieces",
+        option: "stack_use_pieces",
+        disable: |o| o.stack_use_pieces = false,
+        counter: "stack_use_pieces",
+        count: |s| s.stack_use_pieces,
+    },
+    Mechanism {
         name: "unspill-copy-freed",
         option: "unspill_copy_freed",
         disable: |o| o.unspill_copy_freed = false,

@@ -1,6 +1,7 @@
 //! Prints one function's allocation by greedy and by ion, with their costs: a dumped
 //! function (`FILE.json`), a text-format file (`FILE.txt`, docs/text-format.md) or a fuzz
-//! case of the quality example (`k4-s17`: 4 registers, seed 17). `--log` prints greedy's
+//! case of the quality example (`k4-s17`: 4 registers, seed 17), or a function of the
+//! Cranelift-shaped generator as `ragreedy stress --gen cranelift-like` makes it (`cl-s52016017`). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `OFF=option,...` in the environment turns options
 //! off (`common/off.rs` lists them). `--depth D` prints,
@@ -42,6 +43,11 @@ fn main() {
                 .expect("no function from this seed");
             let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
             (TestFunc::from_function(&f), env)
+        }
+        None if name.starts_with("cl-s") => {
+            let seed: u64 = name["cl-s".len()..].parse().expect("cl-sSEED");
+            let f = ragreedy_testkit::cranelift_like::from_seed(seed);
+            (f, ragreedy_testkit::cranelift_like::x64_env())
         }
         None if name.ends_with(".txt") => {
             let text = std::fs::read_to_string(name).expect("read");

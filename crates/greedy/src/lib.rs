@@ -170,6 +170,12 @@ pub struct Options {
     /// anyway. Typically a value spilled across a call with a use before it, a fixed
     /// argument of that call among them.
     pub head_splits: bool,
+    /// A value with an operand that must read or write its spill slot (`Stack`) and
+    /// others that need a register is split when its interval is made: a piece in the
+    /// slot around each such instruction, the rest allocated as any value (the slot is
+    /// written at the def). Off, the whole value is spilled up front and reloaded at
+    /// every register use, inside hot loops too, as ion never does.
+    pub stack_use_pieces: bool,
     /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
     /// also probes, for each spilled piece with reload pieces, the registers that values
     /// moved to the stack by copy spilling left where the piece lives.
@@ -284,6 +290,7 @@ impl Default for Options {
             copy_spill_chains: true,
             unspilling: true,
             head_splits: true,
+            stack_use_pieces: true,
             unspill_copy_freed: true,
             hoist_common_stores: true,
             hoist_common_moves: true,
@@ -348,6 +355,9 @@ pub struct Stats {
     /// Spilled values whose head (from the def to some first uses) kept a register
     /// (`Options::head_splits`).
     pub head_splits: usize,
+    /// Values with a `Stack` operand split around it when made, not spilled whole
+    /// (`Options::stack_use_pieces`).
+    pub stack_use_pieces: usize,
     /// Intervals spilled (sent to a spill slot, with reload pieces at their uses).
     pub spills: usize,
     /// Intervals bound for the spiller that were queued once more at the end instead.
@@ -598,6 +608,7 @@ impl std::ops::AddAssign for Stats {
             loop_split_pieces,
             instruction_splits,
             head_splits,
+            stack_use_pieces,
             spills,
             deferred_spills,
             last_chance_recolorings,
@@ -648,6 +659,7 @@ impl std::ops::AddAssign for Stats {
         self.loop_split_pieces += loop_split_pieces;
         self.instruction_splits += instruction_splits;
         self.head_splits += head_splits;
+        self.stack_use_pieces += stack_use_pieces;
         self.spills += spills;
         self.deferred_spills += deferred_spills;
         self.last_chance_recolorings += last_chance_recolorings;

@@ -51,6 +51,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("sunk_moves", |s| s.sunk_moves),
     ("partially_dead_moves", |s| s.partially_dead_moves),
     ("head_splits", |s| s.head_splits),
+    ("stack_use_pieces", |s| s.stack_use_pieces),
     ("region_islands", |s| s.region_islands),
     ("fallthrough_copies", |s| s.fallthrough_copies),
 ];
@@ -67,6 +68,7 @@ const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("copy_spill_chains", |o| o.copy_spill_chains = false),
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),
     ("head_splits", |o| o.head_splits = false),
+    ("stack_use_pieces", |o| o.stack_use_pieces = false),
     ("sibling_reuse_copies", |o| o.sibling_reuse_copies = false),
     ("fallthrough_copies", |o| o.fallthrough_copies = false),
     ("region_islands", |o| o.region_islands = false),

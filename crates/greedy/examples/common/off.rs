@@ -23,6 +23,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "copy_spill_chains" => options.copy_spill_chains = false,
             "unspilling" => options.unspilling = false,
             "head_splits" => options.head_splits = false,
+            "stack_use_pieces" => options.stack_use_pieces = false,
             "unspill_copy_freed" => options.unspill_copy_freed = false,
             "hoist_common_stores" => options.hoist_common_stores = false,
             "hoist_common_moves" => options.hoist_common_moves = false,

@@ -354,6 +354,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         self.ctx.intervals[id].weight = self.spill_weight(id);
         self.stats.intervals += 1;
         if must_spill {
+            if self.options.stack_use_pieces && self.split_off_stack_uses(id) {
+                return;
+            }
             debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
             self.spill(id);
         } else {

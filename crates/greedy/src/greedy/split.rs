@@ -1796,6 +1796,117 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// For a value just made whose operands include `Stack` ones: a piece in the slot
+    /// around each instruction with such an operand (stage `Done`), and the rest of the
+    /// value as one piece allocated as any other. The slot is written at the def
+    /// (`stores_at_def`), so entering a slot piece costs nothing and leaving one a
+    /// reload, where spilling the whole value reloads at every register use: done only
+    /// when those reloads weigh more (by block frequency) than one after each piece in
+    /// the slot; otherwise (false) the value is spilled whole as before.
+    pub(crate) fn split_off_stack_uses(&mut self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        let is_stack = |u: &UseSite| u.operand.constraint() == OperandConstraint::Stack;
+        // Instruction windows [2i, 2i + 2) of the `Stack` operands, in order (uses are
+        // sorted by instruction).
+        let mut windows: SegmentList = SegmentList::new();
+        for u in iv.uses.iter().filter(|u| is_stack(u)) {
+            let w = Segment {
+                start: 2 * u.inst.index() as u32,
+                end: 2 * u.inst.index() as u32 + 2,
+            };
+            if windows.last() != Some(&w) {
+                windows.push(w);
+            }
+        }
+        // Spilled whole, the value is reloaded before each instruction outside the
+        // windows that reads it in a register; split, at most once after each window it
+        // outlives (its def and the windows' own operands cost the same either way).
+        // Uses and windows are both in instruction order: one cursor each.
+        let freq_at = |inst: regalloc2::Inst| self.an.freq.of(self.an.cfg.block_of(inst));
+        let mut reloads_whole = 0.0f32;
+        let mut w = 0;
+        let mut last_reloaded = None;
+        for u in iv.uses.iter() {
+            while w < windows.len() && windows[w].end <= u.first {
+                w += 1;
+            }
+            let inside = windows.get(w).is_some_and(|win| win.start <= u.first);
+            if !inside && !u.is_def() && self.needs_register(u) && last_reloaded != Some(u.inst) {
+                reloads_whole += freq_at(u.inst);
+                last_reloaded = Some(u.inst);
+            }
+        }
+        let live_end = iv.segments.last().map_or(0, |s| s.end);
+        let reloads_split: f32 = windows
+            .iter()
+            .filter(|win| win.end < live_end)
+            .map(|win| freq_at(point_inst(win.start)))
+            .sum();
+        if reloads_split >= reloads_whole || !self.slot_written_at_def(iv.vreg) {
+            return false;
+        }
+        // The segments cut at the windows: the parts inside go to the slot, one piece
+        // each, the parts outside to one piece. Segments and windows are both sorted
+        // and a window lies in one block: one cursor over the windows.
+        let mut rest = SegmentList::new();
+        let mut products = Vec::new();
+        let mut w = 0;
+        for &s in &iv.segments {
+            let mut at = s.start;
+            while w < windows.len() && windows[w].end <= s.start {
+                w += 1;
+            }
+            while let Some(&win) = windows.get(w)
+                && win.start < s.end
+            {
+                let inside = Segment {
+                    start: win.start.max(s.start),
+                    end: win.end.min(s.end),
+                };
+                if at < inside.start {
+                    rest.push(Segment {
+                        start: at,
+                        end: inside.start,
+                    });
+                }
+                products.push(Product {
+                    segments: smallvec::smallvec![inside],
+                    stage: Stage::Done,
+                    place: Placement::Queue,
+                });
+                at = inside.end;
+                if win.end > s.end {
+                    break;
+                }
+                w += 1;
+            }
+            if at < s.end {
+                rest.push(Segment {
+                    start: at,
+                    end: s.end,
+                });
+            }
+        }
+        if rest.is_empty() {
+            return false;
+        }
+        // New intervals in program order of their first point, as other splits make them.
+        products.push(Product {
+            segments: rest,
+            stage: Stage::New,
+            place: Placement::Queue,
+        });
+        products.sort_by_key(|p| p.segments[0].start);
+        debug!(
+            "{id} ({}): {} pieces in the slot around its stack operands, the rest allocated",
+            iv.vreg,
+            products.len() - 1
+        );
+        self.stats.stack_use_pieces += 1;
+        self.split_into(id, products);
+        true
+    }
+
     // ----- The split editor -----------------------------------------------------------
 
     /// Replaces interval `id` by `products` (a partition of its segments, each product's

@@ -18,7 +18,9 @@ fn alloc_with<F: Function>(
     super::try_alloc_with(f, e, options).expect("allocates")
 }
 
-/// A use that must read the value from the stack: the value is spilled up front.
+/// A use that must read the value from the stack: the value is spilled up front, unless
+/// its register uses elsewhere weigh more than a reload after this one
+/// (`Options::stack_use_pieces`).
 fn stack_use(v: VReg) -> Operand {
     Operand::new(
         v,
@@ -232,6 +234,8 @@ fn cross_block_off() -> crate::Options {
 
 /// A spilled value reloaded in a block and again in its only successor, into the same
 /// register, with nothing writing that register in between: the second reload goes.
+/// The stack use spills the value whole (`stack_use_pieces` off: on, the value would keep
+/// a register after the stack use and need no reload at all).
 #[test]
 fn reload_in_the_single_successor_is_removed() {
     let mut b = FuncBuilder::new();
@@ -245,8 +249,16 @@ fn reload_in_the_single_successor_is_removed() {
     b.ret(b1, &[]);
     let f = b.build().func;
     let e = env(2, 0);
-    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
-    let (off, stats_off) = alloc_with(&f, &e, &cross_block_off());
+    let whole = crate::Options {
+        stack_use_pieces: false,
+        ..Default::default()
+    };
+    let (on, stats_on) = alloc_with(&f, &e, &whole);
+    let off_options = crate::Options {
+        stack_use_pieces: false,
+        ..cross_block_off()
+    };
+    let (off, stats_off) = alloc_with(&f, &e, &off_options);
     assert!(
         on.edits.len() < off.edits.len(),
         "on: {:?}\noff: {:?}",
@@ -617,4 +629,50 @@ fn partially_dead_moves_leave_no_allocation_dearer() {
         }
     }
     assert!(moved > 0, "no move left its block");
+}
+
+/// `v` is read by a stack use right after its def and in a register on every trip round
+/// a loop. Spilled whole (`stack_use_pieces` off) it is reloaded in the loop; split, only
+/// the stack use's instruction is in the slot (written at the def) and the loop reads the
+/// register. `w`, whose stack use is followed only by a copy into a block parameter,
+/// would pay a reload after the stack use for nothing: it is spilled whole either way.
+#[test]
+fn a_stack_use_takes_only_its_instruction_to_the_slot() {
+    let mut b = FuncBuilder::new();
+    let (b0, b1, b2, b3) = (b.block(), b.block(), b.block(), b.block());
+    let (v, w, p) = (
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+        b.vreg(RegClass::Int),
+    );
+    b.set_params(b3, &[p]);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_def(w)]);
+    b.inst(b0, &[stack_use(v), stack_use(w)]);
+    b.jump(b0, b1, &[]);
+    // The loop: b1 reads `v`, b2 is the latch.
+    b.inst(b1, &[Operand::reg_use(v)]);
+    b.branch(b1, &[], &[(b2, &[]), (b3, &[w])]);
+    b.jump(b2, b1, &[]);
+    b.inst(b3, &[stack_use(p)]);
+    b.ret(b3, &[]);
+    let f = b.build().func;
+    let e = env(3, 0);
+    let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+    let off_options = crate::Options {
+        stack_use_pieces: false,
+        ..Default::default()
+    };
+    let (off, stats_off) = alloc_with(&f, &e, &off_options);
+    assert_eq!(
+        stats_on.stack_use_pieces,
+        1,
+        "{}",
+        listing_with_output(&f, &on)
+    );
+    assert_eq!(stats_off.stack_use_pieces, 0);
+    let (cost_on, cost_off) = (cost(&f, &e, &on), cost(&f, &e, &off));
+    assert_eq!(cost_on.reloads, 0, "{}", listing_with_output(&f, &on));
+    assert!(cost_off.reloads >= 1, "{}", listing_with_output(&f, &off));
+    assert!(cost_on.weighted < cost_off.weighted);
 }
