@@ -170,11 +170,12 @@ pub struct Options {
     /// anyway. Typically a value spilled across a call with a use before it, a fixed
     /// argument of that call among them.
     pub head_splits: bool,
-    /// A value with an operand that must read or write its spill slot (`Stack`) and
-    /// others that need a register is split when its interval is made: a piece in the
-    /// slot around each such instruction, the rest allocated as any value (the slot is
-    /// written at the def). Off, the whole value is spilled up front and reloaded at
-    /// every register use, inside hot loops too, as ion never does.
+    /// A value with an operand that must read or write its spill slot (`Stack`) is split
+    /// when its interval is made, where that saves reloads: a piece in the slot around
+    /// each such instruction, the rest allocated as any value (the slot is written at
+    /// the def, so each slot piece the value outlives costs one reload). Off, or where
+    /// the reloads at its register uses weigh less, the whole value is spilled up front
+    /// and reloaded at every register use, inside hot loops too.
     pub stack_use_pieces: bool,
     /// With `copy_spilling` and `unspilling`: copy spilling runs first, and unspilling
     /// also probes, for each spilled piece with reload pieces, the registers that values
