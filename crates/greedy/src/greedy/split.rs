@@ -1819,22 +1819,44 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         // Spilled whole, the value is reloaded before each instruction outside the
-        // windows that reads it in a register; split, at most once after each window it
-        // outlives (its def and the windows' own operands cost the same either way).
-        // Uses and windows are both in instruction order: one cursor each.
+        // windows that reads it in a register, and a fixed-register use or a reused
+        // input is served by a load where a register would serve it by a move (half a
+        // reload); split, it is reloaded at most once after each window it outlives (its
+        // def and the windows' own operands cost the same either way). Uses and windows
+        // are both in instruction order: one cursor each.
         let freq_at = |inst: regalloc2::Inst| self.an.freq.of(self.an.cfg.block_of(inst));
         let mut reloads_whole = 0.0f32;
         let mut w = 0;
-        let mut last_reloaded = None;
+        // The instruction being weighed and the most its uses so far save in a register.
+        let mut pending: Option<(regalloc2::Inst, f32)> = None;
         for u in iv.uses.iter() {
             while w < windows.len() && windows[w].end <= u.first {
                 w += 1;
             }
             let inside = windows.get(w).is_some_and(|win| win.start <= u.first);
-            if !inside && !u.is_def() && self.needs_register(u) && last_reloaded != Some(u.inst) {
-                reloads_whole += freq_at(u.inst);
-                last_reloaded = Some(u.inst);
+            let saves = if inside || u.is_def() {
+                0.0
+            } else if self.needs_register(u) {
+                1.0
+            } else if matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))
+                || u.reused_input
+            {
+                0.5
+            } else {
+                0.0
+            };
+            match &mut pending {
+                Some((inst, most)) if *inst == u.inst => *most = most.max(saves),
+                _ => {
+                    if let Some((inst, most)) = pending {
+                        reloads_whole += most * freq_at(inst);
+                    }
+                    pending = Some((u.inst, saves));
+                }
             }
+        }
+        if let Some((inst, most)) = pending {
+            reloads_whole += most * freq_at(inst);
         }
         let live_end = iv.segments.last().map_or(0, |s| s.end);
         let reloads_split: f32 = windows

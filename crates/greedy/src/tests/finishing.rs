@@ -225,17 +225,26 @@ fn a_value_fills_the_hole_in_another_values_slot() {
     assert_eq!(off.num_spillslots, 2);
 }
 
+/// The redundant-move tests below spill a value with a stack use so that its register
+/// uses are reloads: the value is spilled whole (`stack_use_pieces` off; on, a value
+/// whose register uses outweigh a reload after the stack use keeps a register and needs
+/// no reloads at all).
+fn whole_spills() -> crate::Options {
+    crate::Options {
+        stack_use_pieces: false,
+        ..Default::default()
+    }
+}
+
 fn cross_block_off() -> crate::Options {
     crate::Options {
         cross_block_redundant_moves: false,
-        ..Default::default()
+        ..whole_spills()
     }
 }
 
 /// A spilled value reloaded in a block and again in its only successor, into the same
 /// register, with nothing writing that register in between: the second reload goes.
-/// The stack use spills the value whole (`stack_use_pieces` off: on, the value would keep
-/// a register after the stack use and need no reload at all).
 #[test]
 fn reload_in_the_single_successor_is_removed() {
     let mut b = FuncBuilder::new();
@@ -249,16 +258,8 @@ fn reload_in_the_single_successor_is_removed() {
     b.ret(b1, &[]);
     let f = b.build().func;
     let e = env(2, 0);
-    let whole = crate::Options {
-        stack_use_pieces: false,
-        ..Default::default()
-    };
-    let (on, stats_on) = alloc_with(&f, &e, &whole);
-    let off_options = crate::Options {
-        stack_use_pieces: false,
-        ..cross_block_off()
-    };
-    let (off, stats_off) = alloc_with(&f, &e, &off_options);
+    let (on, stats_on) = alloc_with(&f, &e, &whole_spills());
+    let (off, stats_off) = alloc_with(&f, &e, &cross_block_off());
     assert!(
         on.edits.len() < off.edits.len(),
         "on: {:?}\noff: {:?}",
@@ -297,7 +298,7 @@ fn reload_after_a_merge_needs_the_fact_on_every_path() {
         b.ret(b3, &[]);
         let f = b.build().func;
         let e = env(2, 0);
-        let (on, stats_on) = alloc_with(&f, &e, &crate::Options::default());
+        let (on, stats_on) = alloc_with(&f, &e, &whole_spills());
         let (off, _) = alloc_with(&f, &e, &cross_block_off());
         // The value is still in r0 from its def on entry to both arms, so their
         // reloads go either way; the merge block's depends on the clobber.
@@ -356,7 +357,7 @@ fn loop_header_reload_goes_only_if_the_latch_keeps_the_register() {
         b.ret(b3, &[]);
         let f = b.build().func;
         let e = env(2, 0);
-        let (on, stats) = alloc_with(&f, &e, &crate::Options::default());
+        let (on, stats) = alloc_with(&f, &e, &whole_spills());
         let (off, _) = alloc_with(&f, &e, &cross_block_off());
         let header_first = f.block_insns(b1).first();
         assert!(has_edit_before(&off, header_first), "{:?}", off.edits);
