@@ -1805,16 +1805,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// the slot; otherwise (false) the value is spilled whole as before.
     pub(crate) fn split_off_stack_uses(&mut self, id: IntervalId) -> bool {
         let iv = &self.ctx.intervals[id];
-        let is_stack = |u: &UseSite| u.operand.constraint() == OperandConstraint::Stack;
+        if !self.slot_written_at_def(iv.vreg) {
+            return false;
+        }
         // Instruction windows [2i, 2i + 2) of the `Stack` operands, in order (uses are
         // sorted by instruction).
         let mut windows: SegmentList = SegmentList::new();
-        for u in iv.uses.iter().filter(|u| is_stack(u)) {
+        for u in &iv.uses {
             let w = Segment {
                 start: 2 * u.inst.index() as u32,
                 end: 2 * u.inst.index() as u32 + 2,
             };
-            if windows.last() != Some(&w) {
+            if u.operand.constraint() == OperandConstraint::Stack && windows.last() != Some(&w) {
                 windows.push(w);
             }
         }
@@ -1822,41 +1824,34 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // windows that reads it in a register, and a fixed-register use or a reused
         // input is served by a load where a register would serve it by a move (half a
         // reload); split, it is reloaded at most once after each window it outlives (its
-        // def and the windows' own operands cost the same either way). Uses and windows
-        // are both in instruction order: one cursor each.
+        // def and the windows' own operands cost the same either way). Instructions and
+        // windows are both in order: one cursor over the windows.
         let freq_at = |inst: regalloc2::Inst| self.an.freq.of(self.an.cfg.block_of(inst));
         let mut reloads_whole = 0.0f32;
         let mut w = 0;
-        // The instruction being weighed and the most its uses so far save in a register.
-        let mut pending: Option<(regalloc2::Inst, f32)> = None;
-        for u in iv.uses.iter() {
-            while w < windows.len() && windows[w].end <= u.first {
+        for group in iv.uses.chunk_by(|a, b| a.inst == b.inst) {
+            let inst = group[0].inst;
+            let start = 2 * inst.index() as u32;
+            while windows.get(w).is_some_and(|win| win.start < start) {
                 w += 1;
             }
-            let inside = windows.get(w).is_some_and(|win| win.start <= u.first);
-            let saves = if inside || u.is_def() {
-                0.0
-            } else if self.needs_register(u) {
-                1.0
-            } else if matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))
-                || u.reused_input
-            {
-                0.5
-            } else {
-                0.0
-            };
-            match &mut pending {
-                Some((inst, most)) if *inst == u.inst => *most = most.max(saves),
-                _ => {
-                    if let Some((inst, most)) = pending {
-                        reloads_whole += most * freq_at(inst);
-                    }
-                    pending = Some((u.inst, saves));
-                }
+            if windows.get(w).is_some_and(|win| win.start == start) {
+                continue;
             }
-        }
-        if let Some((inst, most)) = pending {
-            reloads_whole += most * freq_at(inst);
+            let saves = |u: &UseSite| {
+                if u.is_def() {
+                    0.0
+                } else if self.needs_register(u) {
+                    1.0
+                } else if matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))
+                    || u.reused_input
+                {
+                    0.5
+                } else {
+                    0.0
+                }
+            };
+            reloads_whole += group.iter().map(saves).fold(0.0, f32::max) * freq_at(inst);
         }
         let live_end = iv.segments.last().map_or(0, |s| s.end);
         let reloads_split: f32 = windows
@@ -1864,7 +1859,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .filter(|win| win.end < live_end)
             .map(|win| freq_at(point_inst(win.start)))
             .sum();
-        if reloads_split >= reloads_whole || !self.slot_written_at_def(iv.vreg) {
+        if reloads_split >= reloads_whole {
             return false;
         }
         // The segments cut at the windows: the parts inside go to the slot, one piece
