@@ -21,6 +21,10 @@ mod spill;
 mod split;
 mod unspill;
 
+/// Tests build values on either side of the region split's length limit.
+#[cfg(test)]
+pub(crate) use split::MAX_REGION_SEGMENTS;
+
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;

@@ -567,12 +567,8 @@ fn end_chain_block(b: &mut FuncBuilder, bs: &[regalloc2::Block], k: usize) {
 }
 
 /// `v` lives through a chain of `blocks` blocks, used in every other one, while the others
-/// each hold two short values that fill both registers: a value this long, past the length
-/// at which the region split's probe budget cuts its candidates, still keeps a register in
-/// the quiet blocks.
-#[test]
-fn a_value_through_hundreds_of_blocks_is_still_region_split() {
-    let blocks = 200;
+/// each hold two short values that fill both registers (of two).
+fn value_through_busy_chain(blocks: usize) -> ragreedy_testkit::builder::TestFunc {
     let mut b = FuncBuilder::new();
     let bs: Vec<_> = (0..blocks).map(|_| b.block()).collect();
     let v = b.vreg(RegClass::Int);
@@ -589,14 +585,34 @@ fn a_value_through_hundreds_of_blocks_is_still_region_split() {
         }
         end_chain_block(&mut b, &bs, k);
     }
-    let f = b.build().func;
-    let (_, stats) = alloc_split(&f, &env(2, 0));
+    b.build().func
+}
+
+/// A value this long, past the length at which the region split's probe budget cuts its
+/// candidates but within `MAX_REGION_SEGMENTS`, still keeps a register in the quiet blocks.
+#[test]
+fn a_value_through_a_hundred_blocks_is_still_region_split() {
+    let blocks = 120;
+    assert!(blocks <= crate::greedy::MAX_REGION_SEGMENTS);
+    let (_, stats) = alloc_split(&value_through_busy_chain(blocks), &env(2, 0));
     assert!(stats.region_splits >= 1, "{stats:?}");
     // A reload per busy block at most, not one per use.
     assert!(stats.reloads <= blocks / 2 + 1, "{stats:?}");
 }
 
-/// `v` lives through 200 blocks. Where it is used, registers 0-3 hold values fixed to them
+/// Past `MAX_REGION_SEGMENTS` the value goes to the block splitter instead, which serves
+/// it as well here: a reload per use block at most.
+#[test]
+fn a_value_through_hundreds_of_blocks_is_block_split() {
+    let blocks = 300;
+    assert!(blocks > crate::greedy::MAX_REGION_SEGMENTS);
+    let (_, stats) = alloc_split(&value_through_busy_chain(blocks), &env(2, 0));
+    assert_eq!(stats.region_splits, 0, "{stats:?}");
+    assert!(stats.block_splits >= 1, "{stats:?}");
+    assert!(stats.reloads <= blocks / 2 + 1, "{stats:?}");
+}
+
+/// `v` lives through 120 blocks. Where it is used, registers 0-3 hold values fixed to them
 /// across the use; in the blocks between, registers 4 and 5 do. No register is free all
 /// along, and the region split of a value this long weighs only two of its six candidates:
 /// those whose interference in the use blocks forces the least, 4 and 5, not the first two
@@ -604,7 +620,7 @@ fn a_value_through_hundreds_of_blocks_is_still_region_split() {
 /// split and read in register 4 or 5 at every use.
 #[test]
 fn a_long_value_weighs_the_candidates_free_in_its_use_blocks() {
-    let blocks = 200;
+    let blocks = 120;
     let regs: Vec<PReg> = (0..6).map(|i| PReg::new(i, RegClass::Int)).collect();
     let mut b = FuncBuilder::new();
     let bs: Vec<_> = (0..blocks).map(|_| b.block()).collect();
