@@ -21,9 +21,9 @@ mod spill;
 mod split;
 mod unspill;
 
-/// Tests build values on either side of the region split's length limit.
+/// Tests build values on either side of the region split's length limits.
 #[cfg(test)]
-pub(crate) use split::MAX_REGION_SEGMENTS;
+pub(crate) use split::{MAX_REGION_SEGMENTS, SPARSE_NESTED_REGION_SEGMENTS};
 
 use crate::Stats;
 use crate::analysis::Analyses;

@@ -57,17 +57,17 @@ const PRE_SPLIT_CANDIDATES: usize = 1;
 
 /// Registers named by the value's fixed operands added to the candidates.
 const MAX_FIXED_CANDIDATES: usize = 2;
-/// Block segments beyond which an interval is not region-split (block splitting serves
-/// it). At 256 the values through 200-250 blocks of the Wasm corpus's block-dense
-/// functions took 40-70 us an attempt; at 128 the corpus takes 0.94% fewer allocation
-/// instructions for a weighted cost geomean 0.0001 higher and a summed cost 0.22% lower.
-pub(crate) const MAX_REGION_SEGMENTS: usize = 128;
+/// Block segments beyond which an interval is not region-split.
+pub(crate) const MAX_REGION_SEGMENTS: usize = 256;
 /// Block segments beyond which a value with sparse uses (fewer than one block segment
 /// in `SPARSE_USE_RATIO` with a use) outside nested loops is not region-split. It was
 /// 64: at 32 the Wasm corpus takes 1.7% fewer allocation instructions for the same cost
 /// geomean (+0.002% summed); at 16 the geomean rose 0.26%.
 const SPARSE_REGION_SEGMENTS: usize = 32;
 const SPARSE_USE_RATIO: usize = 16;
+/// Block segments beyond which a value with sparse uses is not region-split even with a
+/// use inside a nested loop (`pub(crate)` for the tests on either side of it).
+pub(crate) const SPARSE_NESTED_REGION_SEGMENTS: usize = 128;
 /// Use instructions beyond which an interval is not local-split. Each split leaves
 /// fewer uses per product, and each attempt is linear in the uses per candidate (free
 /// windows) or bounded per start (`MAX_EVICTING_WINDOW`). It was 64: ed25519's largest
@@ -519,11 +519,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // pieces) do at a fraction of the probing and descents. On the Wasm corpus this
         // cut 3% of the instructions of the largest functions for +0.01% weighted cost
         // (geomean; the sum unchanged); without the nested-loop exception one hot
-        // function's cost rose 60%.
+        // function's cost rose 60%. Past `SPARSE_NESTED_REGION_SEGMENTS` the exception
+        // ends: see `sparse_beyond_region`.
         let use_blocks = stack_cost.iter().filter(|&&c| c > 0.0).count();
-        let nested_use =
-            (0..n).any(|k| stack_cost[k] > 0.0 && self.an.loops.depth[blocks[k].index()] >= 2);
-        if n > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < n && !nested_use {
+        let nested_use = n <= SPARSE_NESTED_REGION_SEGMENTS
+            && (0..n).any(|k| stack_cost[k] > 0.0 && self.an.loops.depth[blocks[k].index()] >= 2);
+        if sparse_beyond_region(n, use_blocks, nested_use) {
             return false;
         }
         debug_assert!(
@@ -1019,7 +1020,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             needy += 1;
             nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
         }
-        needy == 0 || (n > SPARSE_REGION_SEGMENTS && needy * SPARSE_USE_RATIO < n && !nested)
+        needy == 0 || sparse_beyond_region(n, needy, nested && n <= SPARSE_NESTED_REGION_SEGMENTS)
     }
 
     /// Splits off the compact region `label` chose: the register part becomes one new
@@ -2141,6 +2142,20 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
 #[inline]
 fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
     gallop(segments, k, |s| s.end <= p)
+}
+
+/// Whether a value through `segments` block segments, with uses in `use_blocks` of them
+/// (or an upper bound), is left to block splitting for the sparseness of its uses:
+/// region labelling would keep its register in little more than the use blocks, which
+/// the block split's pieces do far more cheaply. Only where a use sits in a nested loop
+/// (`nested`) does the labelling pay, and past `SPARSE_NESTED_REGION_SEGMENTS` not even
+/// then: the Wasm corpus's block-dense functions (900-1,100 blocks, three instructions
+/// each) have values through 150-250 of them with a few uses in a nested loop, whose
+/// attempts took 40-70 us each for the same cost as the block split's. Values with dense
+/// uses through that many blocks (an interpreter's dispatch loop, `scale`'s dispatch-1000)
+/// are still region-split: their block split costs far more.
+fn sparse_beyond_region(segments: usize, use_blocks: usize, nested: bool) -> bool {
+    segments > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < segments && !nested
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is

@@ -591,8 +591,8 @@ fn value_through_busy_chain(blocks: usize) -> ragreedy_testkit::builder::TestFun
 /// A value this long, past the length at which the region split's probe budget cuts its
 /// candidates but within `MAX_REGION_SEGMENTS`, still keeps a register in the quiet blocks.
 #[test]
-fn a_value_through_a_hundred_blocks_is_still_region_split() {
-    let blocks = 120;
+fn a_value_through_hundreds_of_blocks_is_still_region_split() {
+    let blocks = 200;
     assert!(blocks <= crate::greedy::MAX_REGION_SEGMENTS);
     let (_, stats) = alloc_split(&value_through_busy_chain(blocks), &env(2, 0));
     assert!(stats.region_splits >= 1, "{stats:?}");
@@ -603,7 +603,7 @@ fn a_value_through_a_hundred_blocks_is_still_region_split() {
 /// Past `MAX_REGION_SEGMENTS` the value goes to the block splitter instead, which serves
 /// it as well here: a reload per use block at most.
 #[test]
-fn a_value_through_hundreds_of_blocks_is_block_split() {
+fn a_value_past_the_region_limit_is_block_split() {
     let blocks = 300;
     assert!(blocks > crate::greedy::MAX_REGION_SEGMENTS);
     let (_, stats) = alloc_split(&value_through_busy_chain(blocks), &env(2, 0));
@@ -612,7 +612,75 @@ fn a_value_through_hundreds_of_blocks_is_block_split() {
     assert!(stats.reloads <= blocks / 2 + 1, "{stats:?}");
 }
 
-/// `v` lives through 120 blocks. Where it is used, registers 0-3 hold values fixed to them
+/// `v` is defined before a loop nest, used in its inner loop, then lives through a chain
+/// of `chain` blocks that each fill both registers (of two) before its last use: three
+/// use blocks among `chain` + 7 block segments.
+fn sparse_value_with_nested_use(
+    chain: usize,
+) -> (ragreedy_testkit::builder::TestFunc, regalloc2::Block) {
+    let mut b = FuncBuilder::new();
+    let (b0, outer, inner, latch, exit_inner, outer_latch) = (
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+        b.block(),
+    );
+    let bs: Vec<_> = (0..chain).map(|_| b.block()).collect();
+    let last = b.block();
+    let v = b.vreg(RegClass::Int);
+    b.inst(b0, &[Operand::reg_def(v)]);
+    b.inst(b0, &[Operand::reg_use(v)]);
+    b.jump(b0, outer, &[]);
+    b.jump(outer, inner, &[]);
+    b.inst(inner, &[Operand::reg_use(v)]);
+    b.inst(inner, &[Operand::reg_use(v)]);
+    b.branch(inner, &[], &[(latch, &[]), (exit_inner, &[])]);
+    b.jump(latch, inner, &[]);
+    b.branch(exit_inner, &[], &[(outer_latch, &[]), (bs[0], &[])]);
+    b.jump(outer_latch, outer, &[]);
+    for (k, &blk) in bs.iter().enumerate() {
+        let (x, y) = (b.vreg(RegClass::Int), b.vreg(RegClass::Int));
+        b.inst(blk, &[Operand::reg_def(x)]);
+        b.inst(blk, &[Operand::reg_def(y)]);
+        b.inst(blk, &[Operand::reg_use(x), Operand::reg_use(y)]);
+        b.jump(blk, bs.get(k + 1).copied().unwrap_or(last), &[]);
+    }
+    b.inst(last, &[Operand::reg_use(v)]);
+    b.ret(last, &[]);
+    (b.build().func, inner)
+}
+
+/// A value with a use in a nested loop and few others is region-split through up to
+/// `SPARSE_NESTED_REGION_SEGMENTS` block segments however sparse its uses; past that it
+/// goes to the block splitter, which keeps the loop nest in a register all the same.
+#[test]
+fn a_long_sparse_value_with_a_nested_use_is_block_split() {
+    for (chain, region) in [(100, true), (200, false)] {
+        assert_eq!(
+            chain + 7 <= crate::greedy::SPARSE_NESTED_REGION_SEGMENTS,
+            region
+        );
+        let (f, inner) = sparse_value_with_nested_use(chain);
+        let (out, stats) = alloc_split(&f, &env(2, 0));
+        if region {
+            assert!(stats.region_splits >= 1, "{chain}: {stats:?}");
+        } else {
+            assert_eq!(stats.region_splits, 0, "{chain}: {stats:?}");
+            assert!(stats.block_splits >= 1, "{chain}: {stats:?}");
+        }
+        let in_loop = f.block_insns(inner);
+        for (point, edit) in out.edits.iter() {
+            assert!(
+                !(in_loop.first().index()..=in_loop.last().index()).contains(&point.inst().index()),
+                "{chain}: {edit:?} at {point:?} in the inner loop"
+            );
+        }
+    }
+}
+
+/// `v` lives through 200 blocks. Where it is used, registers 0-3 hold values fixed to them
 /// across the use; in the blocks between, registers 4 and 5 do. No register is free all
 /// along, and the region split of a value this long weighs only two of its six candidates:
 /// those whose interference in the use blocks forces the least, 4 and 5, not the first two
@@ -620,7 +688,7 @@ fn a_value_through_hundreds_of_blocks_is_block_split() {
 /// split and read in register 4 or 5 at every use.
 #[test]
 fn a_long_value_weighs_the_candidates_free_in_its_use_blocks() {
-    let blocks = 120;
+    let blocks = 200;
     let regs: Vec<PReg> = (0..6).map(|i| PReg::new(i, RegClass::Int)).collect();
     let mut b = FuncBuilder::new();
     let bs: Vec<_> = (0..blocks).map(|_| b.block()).collect();
