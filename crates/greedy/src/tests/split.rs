@@ -619,14 +619,7 @@ fn sparse_value_with_nested_use(
     chain: usize,
 ) -> (ragreedy_testkit::builder::TestFunc, regalloc2::Block) {
     let mut b = FuncBuilder::new();
-    let (b0, outer, inner, latch, exit_inner, outer_latch) = (
-        b.block(),
-        b.block(),
-        b.block(),
-        b.block(),
-        b.block(),
-        b.block(),
-    );
+    let [b0, outer, inner, latch, exit_inner, outer_latch] = std::array::from_fn(|_| b.block());
     let bs: Vec<_> = (0..chain).map(|_| b.block()).collect();
     let last = b.block();
     let v = b.vreg(RegClass::Int);
