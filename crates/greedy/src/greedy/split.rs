@@ -522,8 +522,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // function's cost rose 60%. Past `SPARSE_NESTED_REGION_SEGMENTS` the exception
         // ends: see `sparse_beyond_region`.
         let use_blocks = stack_cost.iter().filter(|&&c| c > 0.0).count();
-        let nested_use = n <= SPARSE_NESTED_REGION_SEGMENTS
-            && (0..n).any(|k| stack_cost[k] > 0.0 && self.an.loops.depth[blocks[k].index()] >= 2);
+        let nested_use =
+            (0..n).any(|k| stack_cost[k] > 0.0 && self.an.loops.depth[blocks[k].index()] >= 2);
         if sparse_beyond_region(n, use_blocks, nested_use) {
             return false;
         }
@@ -1020,7 +1020,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             needy += 1;
             nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
         }
-        needy == 0 || sparse_beyond_region(n, needy, nested && n <= SPARSE_NESTED_REGION_SEGMENTS)
+        needy == 0 || sparse_beyond_region(n, needy, nested)
     }
 
     /// Splits off the compact region `label` chose: the register part becomes one new
@@ -2155,7 +2155,8 @@ fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
 /// uses through that many blocks (an interpreter's dispatch loop, `scale`'s dispatch-1000)
 /// are still region-split: their block split costs far more.
 fn sparse_beyond_region(segments: usize, use_blocks: usize, nested: bool) -> bool {
-    segments > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < segments && !nested
+    let exempt = nested && segments <= SPARSE_NESTED_REGION_SEGMENTS;
+    segments > SPARSE_REGION_SEGMENTS && use_blocks * SPARSE_USE_RATIO < segments && !exempt
 }
 
 /// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
