@@ -17,7 +17,9 @@
 //! Each summary line also gives both allocators' broken fallthroughs (`cost::broken_fallthroughs`,
 //! a diagnostic outside the weighted cost).
 //! `OFF=option,option` turns greedy's options off (as in the `profile` example), to see
-//! which functions a mechanism changes.
+//! which functions a mechanism changes. `CALLEE_SAVED=x64-sysv` gives greedy the callee-saved
+//! registers of Cranelift's x64 System V and `tail` conventions on the dumped functions
+//! (`Options::callee_saved_x64_sysv`; the fuzz corpus keeps the default).
 
 #[path = "common/off.rs"]
 mod off;
@@ -97,6 +99,11 @@ fn main() {
         fuzz_cases(k, count, &mut cases);
     }
     let options = off::options_from_env();
+    let x64_sysv = match std::env::var("CALLEE_SAVED").as_deref() {
+        Ok("x64-sysv") => true,
+        Ok("") | Err(_) => false,
+        Ok(other) => panic!("CALLEE_SAVED: unknown convention {other}"),
+    };
     let ion_options = regalloc2::RegallocOptions::default();
     // Per group: (functions, sum of log ratios, greedy sum, ion sum, greedy's and ion's
     // broken fallthroughs); "wasm" sums every dump.
@@ -104,7 +111,13 @@ fn main() {
     let mut lines = String::new();
     let mut failures = 0;
     for c in &cases {
-        let ours = regalloc_greedy::run(&c.func, &c.env, &options);
+        let ours = if x64_sysv && !c.group.starts_with("fuzz") {
+            let mut options = options.clone();
+            options.callee_saved = Some(regalloc_greedy::Options::callee_saved_x64_sysv(&c.env));
+            regalloc_greedy::run(&c.func, &c.env, &options)
+        } else {
+            regalloc_greedy::run(&c.func, &c.env, &options)
+        };
         let ion = regalloc2::run(&c.func, &c.env, &ion_options);
         // A function ion cannot allocate either is not compared (as in `compare`).
         let Ok(ion) = ion else { continue };

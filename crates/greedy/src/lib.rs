@@ -33,7 +33,7 @@ mod union_find;
 mod whole_value;
 
 pub use observe::{Event, Observer, Occupant, Refusal, SplitKind};
-use regalloc2::{Function, MachineEnv, Output, RegAllocError};
+use regalloc2::{Function, MachineEnv, Output, PRegSet, RegAllocError, RegClass};
 use std::time::{Duration, Instant};
 
 /// Which allocator runs. Each reads the same analyses and hands its result to the same
@@ -125,9 +125,19 @@ pub struct Options {
     /// Interfering intervals a register may have and still be tried by last-chance
     /// recoloring (LLVM's default: 8).
     pub recoloring_max_interferers: usize,
-    /// Charge the first use of an untouched callee-saved (`non_preferred`) register its
+    /// Charge the first use of an untouched callee-saved register (`callee_saved`) its
     /// save and restore, and split or spill instead when that is cheaper.
     pub csr_first_use_cost: bool,
+    /// The registers the function must save and restore if it writes them (its calling
+    /// convention's callee-saved registers), per class: what `csr_first_use_cost` charges
+    /// for. `None`: every register of `MachineEnv::non_preferred_regs_by_class`, which is
+    /// what Cranelift's aarch64 environment and the integer registers of its x64 one mean
+    /// by them. Cranelift's x64 float non-preferred registers (xmm8-15) are caller-saved
+    /// in the System V and `tail` conventions (non-preferred only for their longer
+    /// encodings): an x64 embedder passes the integer non-preferred registers alone
+    /// ([`Options::callee_saved_x64_sysv`]), so that a float value takes xmm8-15 instead of
+    /// being spilled to spare a save that never happens.
+    pub callee_saved: Option<[PRegSet; 3]>,
     /// LLVM's pre-split (`tryAssignCSRFirstTime`): an interval in its first round whose only
     /// free register is an untouched callee-saved one is region-split around the
     /// interference (calls, mostly) instead when that costs less than the save, restore
@@ -282,6 +292,7 @@ impl Default for Options {
             recoloring_max_depth: 5,
             recoloring_max_interferers: 8,
             csr_first_use_cost: true,
+            callee_saved: None,
             csr_pre_split: true,
             hint_recoloring: true,
             group_hints: true,
@@ -314,6 +325,19 @@ impl Default for Options {
             phase_times: false,
             debug_break_rule: false,
         }
+    }
+}
+
+impl Options {
+    /// The callee-saved registers of Cranelift's x64 environment under the System V and
+    /// `tail` calling conventions (Linux, macOS; Wasmtime's Wasm functions): its integer
+    /// non-preferred registers (rbx, r12-r15); no float register is callee-saved there.
+    pub fn callee_saved_x64_sysv(env: &MachineEnv) -> [PRegSet; 3] {
+        [
+            env.non_preferred_regs_by_class[RegClass::Int as usize],
+            PRegSet::empty(),
+            PRegSet::empty(),
+        ]
     }
 }
 

@@ -29,6 +29,12 @@ fn run_ours(
     let _ = options.validate_ssa;
     let mut greedy_options = regalloc_greedy::Options::default();
     greedy_options.algorithm = algorithm;
+    // Cranelift compiles for the host here. On x64 outside Windows (System V, and Wasmtime's
+    // `tail`) no float register is callee-saved: xmm8-15 are non-preferred only for their
+    // longer encodings, and a first use of one costs no save and restore.
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
+        greedy_options.callee_saved = Some(regalloc_greedy::Options::callee_saved_x64_sysv(env));
+    }
     let mut ctx = GREEDY_CTX.take();
     // The allocator asks `spillslot_size` only for classes it spills, so Cranelift's x64
     // backend (no vector class) needs no wrapper here; serializing a function does

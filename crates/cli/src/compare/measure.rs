@@ -118,6 +118,9 @@ pub struct Runner {
     /// its own (so neither allocator's time includes allocating or freeing its output).
     greedy_output: Output,
     greedy_options: regalloc_greedy::Options,
+    /// `--x64-sysv`: each function's callee-saved registers are its environment's integer
+    /// non-preferred ones.
+    x64_sysv: bool,
     ion: regalloc2::Ctx,
     fastalloc: regalloc2::Ctx,
     /// Greedy's phase times of each timed run of the current function.
@@ -130,6 +133,7 @@ impl Runner {
             greedy: regalloc_greedy::Context::new(),
             greedy_output: Output::default(),
             greedy_options: regalloc_greedy::Options::default(),
+            x64_sysv: false,
             ion: regalloc2::Ctx::default(),
             fastalloc: regalloc2::Ctx::default(),
             greedy_phases: Vec::new(),
@@ -139,6 +143,11 @@ impl Runner {
     /// Time greedy's phases too (`--phases`); it costs a few percent on small functions.
     pub fn set_phase_times(&mut self, on: bool) {
         self.greedy_options.phase_times = on;
+    }
+
+    /// `--x64-sysv` (see `CompareArgs::x64_sysv`).
+    pub fn set_x64_sysv(&mut self, on: bool) {
+        self.x64_sysv = on;
     }
 
     /// One allocation; `Ok(None)` keeps the output out of the timed path (no clone).
@@ -152,6 +161,10 @@ impl Runner {
         match a {
             Allocator::Greedy | Allocator::Basic | Allocator::LinearScan | Allocator::Irc => {
                 self.greedy_options.algorithm = a.ours().unwrap_or_default();
+                if self.x64_sysv {
+                    self.greedy_options.callee_saved =
+                        Some(regalloc_greedy::Options::callee_saved_x64_sysv(env));
+                }
                 regalloc_greedy::run_with_context_into(
                     f,
                     env,

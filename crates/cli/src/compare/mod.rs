@@ -78,6 +78,12 @@ pub struct CompareArgs {
     /// Also print where greedy's time goes, per phase (`phases.rs`).
     #[arg(long)]
     pub phases: bool,
+    /// Give our allocators the callee-saved registers of Cranelift's x64 System V and
+    /// `tail` conventions (`Options::callee_saved_x64_sysv`: no float register), as the
+    /// Cranelift hook does on an x64 host, instead of every non-preferred register. For the
+    /// corpora Cranelift produced on x64 (`cranelift`, `wasm:`, dumps).
+    #[arg(long)]
+    pub x64_sysv: bool,
     /// Also print the ratios by function size (instructions), per allocator
     /// (`by_size.rs`).
     #[arg(long)]
@@ -199,6 +205,7 @@ pub fn run_corpus(spec: &CorpusSpec, args: &CompareArgs) -> Result<CorpusResult,
     let budget = Duration::from_secs_f64(args.budget_secs);
     let mut runner = Runner::new();
     runner.set_phase_times(args.phases);
+    runner.set_x64_sysv(args.x64_sysv);
     let mut skip = Vec::new();
     let mut problems = Vec::new();
     let mut input_errors = 0;

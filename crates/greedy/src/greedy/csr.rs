@@ -1,5 +1,6 @@
-//! The callee-saved first-use cost (LLVM's `tryAssignCSRFirstTime`). The registers in
-//! `non_preferred_regs_by_class` are callee-saved in Cranelift's environments: the first
+//! The callee-saved first-use cost (LLVM's `tryAssignCSRFirstTime`). The callee-saved
+//! registers are `Options::callee_saved`, by default `non_preferred_regs_by_class` (in
+//! Cranelift's environments those are callee-saved but for x64's float ones): the first
 //! value to touch one makes the function save it in the prologue and restore it in the
 //! epilogue. An interval whose only free register is an untouched callee-saved one takes
 //! it only when spilling it would cost at least as much as that save and restore; once a
@@ -38,9 +39,9 @@ pub(crate) struct CalleeSaved {
 }
 
 impl CalleeSaved {
-    pub fn reset(&mut self, env: &regalloc2::MachineEnv) {
+    pub fn reset(&mut self, env: &regalloc2::MachineEnv, callee_saved: Option<&[PRegSet; 3]>) {
         self.non_preferred = PRegSet::empty();
-        for set in &env.non_preferred_regs_by_class {
+        for set in callee_saved.unwrap_or(&env.non_preferred_regs_by_class) {
             self.non_preferred.union_from(*set);
         }
         self.touched = PRegSet::empty();
@@ -85,8 +86,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn measure_pressure(&mut self) {
         let mut delta = std::mem::take(&mut self.ctx.callee_saved.delta);
         let points = 2 * self.func.num_insts() + 1;
-        let measured = [RegClass::Int, RegClass::Float, RegClass::Vector]
-            .map(|class| self.env.non_preferred_regs_by_class[class as usize] != PRegSet::empty());
+        let measured = [RegClass::Int, RegClass::Float, RegClass::Vector].map(|class| {
+            self.options.callee_saved.as_ref().map_or(
+                self.env.non_preferred_regs_by_class[class as usize],
+                |sets| sets[class as usize],
+            ) != PRegSet::empty()
+        });
         debug_assert!(delta.iter().all(|&d| d == 0));
         if delta.len() < 3 * points {
             delta.resize(3 * points, 0);

@@ -260,3 +260,45 @@ fn group_hints_place_a_chain_of_joins_like_its_placed_end() {
     );
     assert!(cost_on < cost_off, "{cost_on} vs {cost_off}");
 }
+
+/// `Options::callee_saved` decides which registers the first-use cost charges. One shape
+/// per class: `a` holds the class's one preferred register, and `c`, whose only use
+/// accepts the stack, is cheaper to spill (a store) than a save and restore of the
+/// non-preferred register. By default both classes' non-preferred registers are
+/// callee-saved and both `c`s are declined them; with x64's System V set (no float
+/// register is callee-saved) the float `c` is defined into the free float register and
+/// the integer one is still declined.
+#[test]
+fn callee_saved_registers_come_from_the_options() {
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    // The instruction defining each class's `c`.
+    let mut c_defs = Vec::new();
+    for class in [RegClass::Int, RegClass::Float] {
+        let (a, c) = (b.vreg(class), b.vreg(class));
+        c_defs.push(b.inst(b0, &[Operand::reg_def(c)]));
+        b.inst(b0, &[Operand::reg_def(a)]);
+        b.inst(b0, &[Operand::reg_use(a)]);
+        b.inst(b0, &[Operand::any_use(c)]);
+        b.inst(b0, &[Operand::reg_use(a)]);
+    }
+    b.ret(b0, &[]);
+    let built = b.build();
+    let c_defs = c_defs.iter().map(|&id| built.inst(id)).collect::<Vec<_>>();
+    let f = built.func;
+    let e = env(1, 1);
+    let non_preferred = [RegClass::Int, RegClass::Float].map(|c| PReg::new(1, c));
+    let in_non_preferred = |out: &regalloc2::Output| {
+        [0, 1].map(|k| out.inst_allocs(c_defs[k])[0].as_reg() == Some(non_preferred[k]))
+    };
+    let (out, stats) = alloc_with(&f, &e, &crate::Options::default()).expect("allocates");
+    assert_eq!(stats.csr_declined, 2, "{stats:?}");
+    assert_eq!(in_non_preferred(&out), [false, false], "{out:?}");
+    let x64 = crate::Options {
+        callee_saved: Some(crate::Options::callee_saved_x64_sysv(&e)),
+        ..Default::default()
+    };
+    let (out, stats) = alloc_with(&f, &e, &x64).expect("allocates");
+    assert_eq!(stats.csr_declined, 1, "{stats:?}");
+    assert_eq!(in_non_preferred(&out), [false, true], "{out:?}");
+}
