@@ -99,11 +99,7 @@ fn main() {
         fuzz_cases(k, count, &mut cases);
     }
     let options = off::options_from_env();
-    let x64_sysv = match std::env::var("CALLEE_SAVED").as_deref() {
-        Ok("x64-sysv") => true,
-        Ok("") | Err(_) => false,
-        Ok(other) => panic!("CALLEE_SAVED: unknown convention {other}"),
-    };
+    let x64_sysv = off::x64_sysv_from_env();
     let ion_options = regalloc2::RegallocOptions::default();
     // Per group: (functions, sum of log ratios, greedy sum, ion sum, greedy's and ion's
     // broken fallthroughs); "wasm" sums every dump.

@@ -4,7 +4,8 @@
 //! Cranelift-shaped generator as `ragreedy stress --gen cranelift-like` makes it (`cl-s52016017`). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `OFF=option,...` in the environment turns options
-//! off (`common/off.rs` lists them). `--depth D` prints,
+//! off (`common/off.rs` lists them), `CALLEE_SAVED=x64-sysv` gives greedy x64's
+//! callee-saved registers (`Options::callee_saved_x64_sysv`). `--depth D` prints,
 //! instead of the listings, each allocator's weighted cost per loop depth and its
 //! dearest blocks at depth `D` with their moves (where a large function wins or loses
 //! against ion).
@@ -63,7 +64,10 @@ fn main() {
         print!("{}", ragreedy_testkit::text::print(&func, &env));
         return;
     }
-    let options = off::options_from_env();
+    let mut options = off::options_from_env();
+    if off::x64_sysv_from_env() {
+        options.callee_saved = Some(regalloc_greedy::Options::callee_saved_x64_sysv(&env));
+    }
     let ours = regalloc_greedy::run(&func, &env, &options).unwrap();
     let ion = regalloc2::run(&func, &env, &regalloc2::RegallocOptions::default()).unwrap();
     if let Some(d) = args.iter().position(|a| a == "--depth") {

@@ -1,5 +1,7 @@
 //! `OFF=a,b` in the environment: options turned off, to weigh what a mechanism costs or
-//! buys (shared by the `profile` and `quality` examples).
+//! buys (shared by the `profile`, `quality` and `show` examples); `CALLEE_SAVED=x64-sysv`:
+//! the callee-saved registers of Cranelift's x64 System V and `tail` conventions
+//! (`Options::callee_saved_x64_sysv`) for functions Cranelift produced.
 
 /// `Options::default()` with the options `OFF` names turned off; exits on an unknown name.
 pub fn options_from_env() -> regalloc_greedy::Options {
@@ -45,4 +47,17 @@ pub fn options_from_env() -> regalloc_greedy::Options {
         }
     }
     options
+}
+
+/// Whether `CALLEE_SAVED=x64-sysv` is set; exits on another value.
+#[allow(dead_code)]
+pub fn x64_sysv_from_env() -> bool {
+    match std::env::var("CALLEE_SAVED").as_deref() {
+        Ok("x64-sysv") => true,
+        Ok("") | Err(_) => false,
+        Ok(other) => {
+            eprintln!("CALLEE_SAVED: unknown convention {other}");
+            std::process::exit(2);
+        }
+    }
 }
