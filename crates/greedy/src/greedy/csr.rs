@@ -27,7 +27,8 @@ const SPILL_MOVE_COST: f32 = 2.0;
 /// Which callee-saved registers the function already pays for.
 #[derive(Default)]
 pub(crate) struct CalleeSaved {
-    non_preferred: PRegSet,
+    /// `Options::callee_saved`, or every non-preferred register.
+    registers: PRegSet,
     touched: PRegSet,
     /// Per class: more values are live at once somewhere than there are registers, so
     /// every callee-saved one will likely be opened anyway and declining one would only
@@ -40,9 +41,9 @@ pub(crate) struct CalleeSaved {
 
 impl CalleeSaved {
     pub fn reset(&mut self, env: &regalloc2::MachineEnv, callee_saved: Option<&[PRegSet; 3]>) {
-        self.non_preferred = PRegSet::empty();
+        self.registers = PRegSet::empty();
         for set in callee_saved.unwrap_or(&env.non_preferred_regs_by_class) {
-            self.non_preferred.union_from(*set);
+            self.registers.union_from(*set);
         }
         self.touched = PRegSet::empty();
         self.pressure_exceeds_registers = [false; 3];
@@ -65,7 +66,7 @@ impl CalleeSaved {
 
     /// Would using `p` make the function save and restore it?
     pub fn is_untouched(&self, p: PReg) -> bool {
-        self.non_preferred.contains(p) && !self.touched.contains(p)
+        self.registers.contains(p) && !self.touched.contains(p)
     }
 }
 
