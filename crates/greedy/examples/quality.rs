@@ -98,7 +98,7 @@ fn main() {
     for &k in &fuzz {
         fuzz_cases(k, count, &mut cases);
     }
-    let options = off::options_from_env();
+    let mut options = off::options_from_env();
     let x64_sysv = off::x64_sysv_from_env();
     let ion_options = regalloc2::RegallocOptions::default();
     // Per group: (functions, sum of log ratios, greedy sum, ion sum, greedy's and ion's
@@ -107,13 +107,9 @@ fn main() {
     let mut lines = String::new();
     let mut failures = 0;
     for c in &cases {
-        let ours = if x64_sysv && !c.group.starts_with("fuzz") {
-            let mut options = options.clone();
-            options.callee_saved = Some(regalloc_greedy::Options::callee_saved_x64_sysv(&c.env));
-            regalloc_greedy::run(&c.func, &c.env, &options)
-        } else {
-            regalloc_greedy::run(&c.func, &c.env, &options)
-        };
+        options.callee_saved = (x64_sysv && !c.group.starts_with("fuzz"))
+            .then(|| regalloc_greedy::Options::callee_saved_x64_sysv(&c.env));
+        let ours = regalloc_greedy::run(&c.func, &c.env, &options);
         let ion = regalloc2::run(&c.func, &c.env, &ion_options);
         // A function ion cannot allocate either is not compared (as in `compare`).
         let Ok(ion) = ion else { continue };

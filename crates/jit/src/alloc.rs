@@ -207,6 +207,7 @@ mod tests {
         let env = f.machine_env().clone();
         let mut out = regalloc2::Output::default();
         super::greedy_hook(&f, &env, &Default::default(), &mut out).expect("allocates");
+        ragreedy_testkit::check::check_output(&f, &env, &out).expect("the checker accepts it");
         let spills = out
             .edits
             .iter()

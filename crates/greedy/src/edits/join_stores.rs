@@ -43,10 +43,10 @@
 //! (a lookup each): building the per-register index of held ranges that the move
 //! resolver's temporaries use cost three times as much on the Wasm corpus.
 
-use super::{OutputBuilder, is_stack_alloc};
-use crate::analysis::intervals::{before, reserved_at};
+use super::{OutputBuilder, is_stack_alloc, points_around, unheld_at};
+use crate::analysis::intervals::before;
 use crate::assignment::Assignment;
-use regalloc2::{Allocation, Block, Function, Output, PReg, PRegSet};
+use regalloc2::{Allocation, Block, Function, Output, PReg, PRegSet, ProgPoint};
 
 /// Per incoming edge of the parameter being decided.
 #[derive(Clone, Copy, Debug)]
@@ -250,7 +250,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 let Some((cost, r)) = best else {
                     continue;
                 };
-                if cost >= now || cost + self.scratch_taken(out, join, k, r) >= now {
+                let busy_now = *busy;
+                if cost >= now || cost + self.scratch_taken(out, join, k, r, busy_now) >= now {
                     continue;
                 }
                 log::debug!(
@@ -320,8 +321,16 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// register instead, saving and restoring it around the move (4 units at the edge's
     /// frequency). Seen on a loop of 20 float block parameters in 16 registers (its
     /// back edge routes six slot-to-slot moves; receiving two parameters in the free
-    /// registers cost 32 units more than storing on the edges).
-    fn scratch_taken(&mut self, out: &Output, join: Block, k: usize, r: PReg) -> f32 {
+    /// registers cost 32 units more than storing on the edges). `busy`: the registers
+    /// that cannot receive a parameter of `join` now (`busy_at_join` and those received).
+    fn scratch_taken(
+        &mut self,
+        out: &Output,
+        join: Block,
+        k: usize,
+        r: PReg,
+        busy: PRegSet,
+    ) -> f32 {
         let f = self.func;
         let class = r.class();
         if self.env.scratch_by_class[class as usize].is_some() {
@@ -329,14 +338,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         let start = before(f.block_insns(join).first());
         let params = f.block_params(join);
-        let mut busy: Option<PRegSet> = None;
         let mut cost = 0.0;
         for &pred in f.block_preds(join) {
-            let insts = f.block_insns(pred);
+            let last = f.block_insns(pred).last();
             let Some(s) = f.block_succs(pred).iter().position(|&s| s == join) else {
                 continue;
             };
-            let args = f.branch_blockparams(pred, insts.last(), s);
+            let args = f.branch_blockparams(pred, last, s);
             let stack_regs = &self.ctx.stack_regs;
             let slot_to_slot = params.iter().enumerate().any(|(j, &q)| {
                 j != k
@@ -352,25 +360,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             if !slot_to_slot {
                 continue;
             }
-            let busy = *busy.get_or_insert_with(|| {
-                let mut busy = self.busy_at_join(join);
-                for &(_, q) in &self.ctx.received {
-                    busy.add(q);
-                }
-                busy
-            });
-            // The edge's moves sit before the branch: free there is free at both points
-            // around them that lie in the block.
-            let at = before(insts.last());
-            let points = [(at > before(insts.first())).then(|| at - 1), Some(at)];
-            let an = self.an;
-            let a = &mut *self.a;
-            let free = |a: &mut Assignment, q: PReg| {
-                !busy.contains(q)
-                    && points.iter().flatten().all(|&p| {
-                        !a.is_held(q, p) && !reserved_at(&an.intervals.fixed[q.index()], p)
-                    })
-            };
+            // Free where the edge's moves go, before the branch, as the resolver asks.
+            let points = points_around(f, self.an, ProgPoint::before(last));
+            let (a, an) = (&mut *self.a, self.an);
+            let free =
+                |a: &mut Assignment, q: PReg| !busy.contains(q) && unheld_at(a, an, q, &points);
             if !free(a, r) {
                 continue;
             }

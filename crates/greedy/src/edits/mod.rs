@@ -1123,6 +1123,15 @@ fn points_around<F: Function + ?Sized>(
     }
 }
 
+/// Whether no value holds `r` and no fixed operand or clobber reserves it at any of
+/// `points` (those of a move group, `points_around`): free for a temporary there.
+fn unheld_at(a: &mut Assignment, an: &Analyses, r: PReg, points: &[Option<u32>; 2]) -> bool {
+    points
+        .iter()
+        .flatten()
+        .all(|&p| !a.is_held(r, p) && !reserved_at(&an.intervals.fixed[r.index()], p))
+}
+
 struct Scratch<'a, F: Function + ?Sized> {
     func: &'a F,
     an: &'a Analyses,
@@ -1144,12 +1153,7 @@ impl<F: Function + ?Sized> ScratchSource for Scratch<'_, F> {
         let (a, an) = (&mut *self.a, self.an);
         for k in 0..a.order[class as usize].len() {
             let r = a.order[class as usize][k];
-            if !busy.contains(&Allocation::reg(r))
-                && points
-                    .iter()
-                    .flatten()
-                    .all(|&p| !a.is_held(r, p) && !reserved_at(&an.intervals.fixed[r.index()], p))
-            {
+            if !busy.contains(&Allocation::reg(r)) && unheld_at(a, an, r, &points) {
                 return Some(r);
             }
         }

@@ -40,9 +40,10 @@ pub(crate) struct CalleeSaved {
 }
 
 impl CalleeSaved {
-    pub fn reset(&mut self, env: &regalloc2::MachineEnv, callee_saved: Option<&[PRegSet; 3]>) {
+    /// Starts a function whose callee-saved registers are `sets` (`Allocator::callee_saved_sets`).
+    pub fn reset(&mut self, sets: &[PRegSet; 3]) {
         self.registers = PRegSet::empty();
-        for set in callee_saved.unwrap_or(&env.non_preferred_regs_by_class) {
+        for set in sets {
             self.registers.union_from(*set);
         }
         self.touched = PRegSet::empty();
@@ -71,6 +72,14 @@ impl CalleeSaved {
 }
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
+    /// The callee-saved registers per class: `Options::callee_saved`, or every
+    /// non-preferred register.
+    pub(crate) fn callee_saved_sets(&self) -> [PRegSet; 3] {
+        self.options
+            .callee_saved
+            .unwrap_or(self.env.non_preferred_regs_by_class)
+    }
+
     /// A fixed operand in a callee-saved register already makes the function pay for it.
     /// Reads the fixed operands `Partners::compute` listed (it must have run): the
     /// registers' reservations hold them too, but among every call's clobbers.
@@ -87,12 +96,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn measure_pressure(&mut self) {
         let mut delta = std::mem::take(&mut self.ctx.callee_saved.delta);
         let points = 2 * self.func.num_insts() + 1;
-        let measured = [RegClass::Int, RegClass::Float, RegClass::Vector].map(|class| {
-            self.options.callee_saved.as_ref().map_or(
-                self.env.non_preferred_regs_by_class[class as usize],
-                |sets| sets[class as usize],
-            ) != PRegSet::empty()
-        });
+        let sets = self.callee_saved_sets();
+        let measured = [RegClass::Int, RegClass::Float, RegClass::Vector]
+            .map(|class| sets[class as usize] != PRegSet::empty());
         debug_assert!(delta.iter().all(|&d| d == 0));
         if delta.len() < 3 * points {
             delta.resize(3 * points, 0);

@@ -297,8 +297,8 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.spill_log.clear();
         ctx.next_cascade = 1;
         ctx.recolor.reset(self.func.num_insts());
-        ctx.callee_saved
-            .reset(self.env, self.options.callee_saved.as_ref());
+        let callee_saved = self.callee_saved_sets();
+        self.ctx.callee_saved.reset(&callee_saved);
     }
 
     fn create_intervals(&mut self) {
