@@ -199,6 +199,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.outside_stack_hints,
     },
     Mechanism {
+        name: "fixed-slot-entry-cost",
+        option: "fixed_slot_entry_cost",
+        disable: |o| o.fixed_slot_entry_cost = false,
+        counter: "fixed_slots_declined",
+        count: |s| s.fixed_slots_declined,
+    },
+    Mechanism {
         name: "outside-recoloring",
         option: "outside_recoloring",
         disable: |o| o.outside_recoloring = false,

@@ -240,6 +240,12 @@ pub struct Options {
     /// treats the slot as the stack (a move to another stack location goes through a
     /// free register).
     pub outside_stack_hints: bool,
+    /// With `outside_stack_hints`: an interval that starts where its value's spill slot
+    /// leaves off (so entering the fixed stack slot is a slot-to-slot move, through a
+    /// register the move resolver borrows) takes the slot only if that entry is no more
+    /// frequent than the hint's operands and copies: in the spill slot it would enter for
+    /// free and pay a move at those instead.
+    pub fixed_slot_entry_cost: bool,
     /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
     /// weight: spilled, the value serves them from its slot at no cost.
     pub any_uses_weightless: bool,
@@ -313,6 +319,7 @@ impl Default for Options {
             queue_split_parts: true,
             outside_hints: true,
             outside_stack_hints: true,
+            fixed_slot_entry_cost: true,
             any_uses_weightless: true,
             outside_recoloring: true,
             slot_sharing: true,
@@ -399,6 +406,9 @@ pub struct Stats {
     pub outside_hints: usize,
     /// Of `outside_hints`: fixed stack slots (`Options::outside_stack_hints`).
     pub outside_stack_hints: usize,
+    /// Hinted fixed stack slots not taken because entering them from the value's spill
+    /// slot costs more than they save (`Options::fixed_slot_entry_cost`).
+    pub fixed_slots_declined: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
@@ -641,6 +651,7 @@ impl std::ops::AddAssign for Stats {
             fixed_register_fallbacks,
             outside_hints,
             outside_stack_hints,
+            fixed_slots_declined,
             csr_first_uses,
             csr_declined,
             csr_pre_splits,
@@ -692,6 +703,7 @@ impl std::ops::AddAssign for Stats {
         self.fixed_register_fallbacks += fixed_register_fallbacks;
         self.outside_hints += outside_hints;
         self.outside_stack_hints += outside_stack_hints;
+        self.fixed_slots_declined += fixed_slots_declined;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.csr_pre_splits += csr_pre_splits;

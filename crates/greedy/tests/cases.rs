@@ -54,6 +54,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("stack_use_pieces", |s| s.stack_use_pieces),
     ("region_islands", |s| s.region_islands),
     ("fallthrough_copies", |s| s.fallthrough_copies),
+    ("fixed_slots_declined", |s| s.fixed_slots_declined),
 ];
 
 type OptionSetter = fn(&mut Options);

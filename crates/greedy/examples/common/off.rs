@@ -15,6 +15,8 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "deferred_spilling" => options.deferred_spilling = false,
             "spill_recoloring" => options.spill_recoloring = false,
             "outside_hints" => options.outside_hints = false,
+            "outside_stack_hints" => options.outside_stack_hints = false,
+            "fixed_slot_entry_cost" => options.fixed_slot_entry_cost = false,
             "any_uses_weightless" => options.any_uses_weightless = false,
             "partner_slots" => options.partner_slots = false,
             "hint_recoloring" => options.hint_recoloring = false,

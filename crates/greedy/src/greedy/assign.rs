@@ -154,6 +154,42 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         })
     }
 
+    /// Whether `iv` living in the fixed stack slot `p`, a hint of weight `hint` (the
+    /// frequency of the operands and copies that want it there), saves more than it
+    /// costs. An interval that starts where its value's spill slot leaves off is entered
+    /// by a slot-to-slot move into `p` (through a register the resolver borrows): at the
+    /// entry's frequency, where staying in the spill slot would pay at the operands and
+    /// copies instead. A value that reaches a stack argument only after a loop took the
+    /// slot at the loop's head otherwise, a slot-to-slot move per iteration. Entered from
+    /// a register (a store, as a spill would make) or at its def, the slot costs nothing
+    /// more.
+    fn fixed_slot_pays(&self, id: IntervalId, p: PReg, hint: f32) -> bool {
+        let iv = &self.ctx.intervals[id];
+        let Some(first) = iv.segments.first() else {
+            return false;
+        };
+        let from_slot = self.ctx.vreg_pieces[iv.vreg.vreg()].iter().any(|&piece| {
+            let other = &self.ctx.intervals[piece];
+            piece != id && other.in_slot() && other.segments.iter().any(|s| s.end == first.start)
+        });
+        if !from_slot {
+            return true;
+        }
+        let entry = self
+            .an
+            .freq
+            .of(self.an.cfg.block_of(point_inst(first.start)));
+        let pays = entry <= hint;
+        if !pays {
+            debug!(
+                "{id} ({}): fixed stack slot {p} declined: entered from the spill slot at \
+                 frequency {entry}, wanted there at {hint}",
+                iv.vreg
+            );
+        }
+        pays
+    }
+
     pub(crate) fn may_hold(&self, p: PReg, iv: &LiveInterval) -> bool {
         p.hw_enc() < iv.limit && self.out.order[iv.vreg.class() as usize].contains(&p)
     }
@@ -169,12 +205,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let hints = &self.ctx.scratch_hints;
         let mut hinted = PRegSet::empty();
-        for &(p, _) in hints {
+        for &(p, weight) in hints {
             hinted.add(p);
             let in_order = self.may_hold(p, iv);
             if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv, true)))
                 && !self.fixed_conflict(p, iv)
                 && self.ctx.matrix.is_free(p, &iv.runs)
+                && (in_order
+                    || !self.options.fixed_slot_entry_cost
+                    || !self.env.fixed_stack_slots.contains(&p)
+                    || {
+                        let pays = self.fixed_slot_pays(id, p, weight);
+                        self.stats.fixed_slots_declined += usize::from(!pays);
+                        pays
+                    })
             {
                 if !in_order {
                     if self.env.fixed_stack_slots.contains(&p) {
