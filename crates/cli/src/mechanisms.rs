@@ -206,6 +206,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.fixed_slots_declined,
     },
     Mechanism {
+        name: "weightless-to-stack",
+        option: "weightless_to_stack",
+        disable: |o| o.weightless_to_stack = false,
+        counter: "weightless_spills",
+        count: |s| s.weightless_spills,
+    },
+    Mechanism {
         name: "outside-recoloring",
         option: "outside_recoloring",
         disable: |o| o.outside_recoloring = false,

@@ -246,6 +246,12 @@ pub struct Options {
     /// frequent than the hint's operands and copies: in the spill slot it would enter for
     /// free and pay a move at those instead.
     pub fixed_slot_entry_cost: bool,
+    /// A piece with operands, none of which needs a register, and no copy (spill weight
+    /// zero, with `any_uses_weightless`) goes to its spill slot without a look for a
+    /// register: a register saves it nothing, and taken first it can leave a value that
+    /// needs one without (a dead `Any` def at a loop's instruction spilling the loop's
+    /// invariant).
+    pub weightless_to_stack: bool,
     /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
     /// weight: spilled, the value serves them from its slot at no cost.
     pub any_uses_weightless: bool,
@@ -320,6 +326,7 @@ impl Default for Options {
             outside_hints: true,
             outside_stack_hints: true,
             fixed_slot_entry_cost: true,
+            weightless_to_stack: true,
             any_uses_weightless: true,
             outside_recoloring: true,
             slot_sharing: true,
@@ -409,6 +416,9 @@ pub struct Stats {
     /// Hinted fixed stack slots not taken because entering them from the value's spill
     /// slot costs more than they save (`Options::fixed_slot_entry_cost`).
     pub fixed_slots_declined: usize,
+    /// Pieces sent to their slot without a look for a register
+    /// (`Options::weightless_to_stack`).
+    pub weightless_spills: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,
     /// Intervals that split or spilled rather than open an untouched callee-saved register.
@@ -652,6 +662,7 @@ impl std::ops::AddAssign for Stats {
             outside_hints,
             outside_stack_hints,
             fixed_slots_declined,
+            weightless_spills,
             csr_first_uses,
             csr_declined,
             csr_pre_splits,
@@ -704,6 +715,7 @@ impl std::ops::AddAssign for Stats {
         self.outside_hints += outside_hints;
         self.outside_stack_hints += outside_stack_hints;
         self.fixed_slots_declined += fixed_slots_declined;
+        self.weightless_spills += weightless_spills;
         self.csr_first_uses += csr_first_uses;
         self.csr_declined += csr_declined;
         self.csr_pre_splits += csr_pre_splits;

@@ -55,6 +55,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("region_islands", |s| s.region_islands),
     ("fallthrough_copies", |s| s.fallthrough_copies),
     ("fixed_slots_declined", |s| s.fixed_slots_declined),
+    ("weightless_spills", |s| s.weightless_spills),
 ];
 
 type OptionSetter = fn(&mut Options);

@@ -17,6 +17,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "outside_hints" => options.outside_hints = false,
             "outside_stack_hints" => options.outside_stack_hints = false,
             "fixed_slot_entry_cost" => options.fixed_slot_entry_cost = false,
+            "weightless_to_stack" => options.weightless_to_stack = false,
             "any_uses_weightless" => options.any_uses_weightless = false,
             "partner_slots" => options.partner_slots = false,
             "hint_recoloring" => options.hint_recoloring = false,

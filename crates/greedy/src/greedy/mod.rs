@@ -457,6 +457,15 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if self.options.group_hints && self.options.group_placement && self.try_place_group(id) {
             return Ok(());
         }
+        if self.options.weightless_to_stack && self.is_weightless(id) {
+            debug!(
+                "{id} ({}): spilled up front, weightless (no operand needs a register, no copy)",
+                self.ctx.intervals[id].vreg
+            );
+            self.stats.weightless_spills += 1;
+            self.spill(id);
+            return Ok(());
+        }
         if let Some(p) = self.try_assign(id) {
             if !self.declines_first_csr_use(id, p) {
                 if self.ctx.callee_saved.is_untouched(p) && self.try_csr_pre_split(id, p) {
@@ -543,6 +552,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         self.spill(id);
         Ok(())
+    }
+
+    /// A piece of a value with operands here, none of which needs a register, and with no
+    /// copy or fixed operand to weigh: its spill weight is zero, so a register would
+    /// save it nothing (the slot serves its operands as they are) and could only be
+    /// taken from a value that needs one. A piece without operands is not one: between
+    /// two pieces in registers it saves the store and the reload around it.
+    fn is_weightless(&self, id: IntervalId) -> bool {
+        let iv = &self.ctx.intervals[id];
+        iv.kind == IntervalKind::Main && iv.weight == 0.0 && !iv.uses.is_empty()
     }
 
     pub(crate) fn assign(&mut self, id: IntervalId, p: PReg) {

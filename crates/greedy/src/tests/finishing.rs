@@ -484,7 +484,7 @@ fn spilled_pieces_take_back_a_register_left_free() {
 /// (`Stats::hoisted_stores`).
 #[test]
 fn a_store_made_by_every_successor_moves_before_the_branch() {
-    for seed in [397, 435, 529] {
+    for seed in [571, 2244, 529] {
         pass_fires_and_pays(
             8,
             seed,
