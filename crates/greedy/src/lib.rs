@@ -247,10 +247,10 @@ pub struct Options {
     /// free and pay a move at those instead.
     pub fixed_slot_entry_cost: bool,
     /// A piece with operands, none of which needs a register, and no copy (spill weight
-    /// zero, with `any_uses_weightless`) goes to its spill slot without a look for a
-    /// register: a register saves it nothing, and taken first it can leave a value that
-    /// needs one without (a dead `Any` def at a loop's instruction spilling the loop's
-    /// invariant).
+    /// zero, with `any_uses_weightless`) waits until every other queued piece is placed,
+    /// then takes a free register already in use, or its slot: a register saves it
+    /// nothing, taken early it can be the one a value needing it asks for next, and an
+    /// untouched callee-saved register would cost a save and restore for nothing.
     pub weightless_to_stack: bool,
     /// Operands that accept the stack (`Any`, `Stack`) add nothing to an interval's spill
     /// weight: spilled, the value serves them from its slot at no cost.
