@@ -94,6 +94,10 @@ pub fn main(args: ReportArgs) -> i32 {
 fn report(args: &ReportArgs) -> Result<bool, String> {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
+    let path = args.out.join("benchmarks.md");
+    if let Ok(old) = std::fs::read_to_string(&path) {
+        notes::check(&old).map_err(|e| format!("{}: {e}; nothing was run", path.display()))?;
+    }
     // The report's tables are greedy against regalloc2's two; the classic allocators are
     // measured with `compare --allocators`.
     let allocators = vec![Allocator::Greedy, Allocator::Ion, Allocator::Fastalloc];
@@ -159,7 +163,6 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     let (section, ablation_failed) = ablation_section(args)?;
     eprintln!("ablation in {:.0} s", t.elapsed().as_secs_f64());
     md.push_str(&section);
-    let path = args.out.join("benchmarks.md");
     // The hand-written notes of the page being replaced go into the new one; a page whose
     // notes cannot be read stays as it is.
     let md = match std::fs::read_to_string(&path) {

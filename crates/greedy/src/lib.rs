@@ -416,8 +416,8 @@ pub struct Stats {
     /// Hinted fixed stack slots not taken because entering them from the value's spill
     /// slot costs more than they save (`Options::fixed_slot_entry_cost`).
     pub fixed_slots_declined: usize,
-    /// Pieces sent to their slot without a look for a register
-    /// (`Options::weightless_to_stack`).
+    /// Weightless pieces that found no free register already in use at the end of the
+    /// queue and went to their slot (`Options::weightless_to_stack`).
     pub weightless_spills: usize,
     /// Untouched callee-saved registers taken, having paid their first-use cost.
     pub csr_first_uses: usize,

@@ -94,6 +94,12 @@ fn marker_key<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
     (!key.is_empty() && !key.contains(char::is_whitespace)).then_some(key)
 }
 
+/// Whether `page`'s markers are well formed (`carry` would accept it as the old page):
+/// checked before a report's runs, which take minutes, rather than after them.
+pub fn check(page: &str) -> Result<(), String> {
+    parts(page).map(|_| ())
+}
+
 /// The new page with the notes of the old one carried over (see the module doc). An error
 /// names the first malformed marker of either page.
 pub fn carry(old: &str, new: &str) -> Result<String, String> {
@@ -195,6 +201,7 @@ mod tests {
             format!("{}{}", s("a"), e("b")),
             format!("{}{}{}{}", s("a"), e("a"), s("a"), e("a")),
         ] {
+            assert!(check(&bad).is_err(), "accepted: {bad:?}");
             assert!(carry(&bad, "# new\n").is_err(), "accepted: {bad:?}");
             assert!(carry("# old\n", &bad).is_err(), "accepted: {bad:?}");
         }

@@ -159,8 +159,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// costs. An interval that starts where its value's spill slot leaves off is entered
     /// by a slot-to-slot move into `p` (through a register the resolver borrows): at the
     /// entry's frequency, where staying in the spill slot would pay at the operands and
-    /// copies instead. A value that reaches a stack argument only after a loop took the
-    /// slot at the loop's head otherwise, a slot-to-slot move per iteration. Entered from
+    /// copies instead (without this, a value read by an operand in the slot after a loop
+    /// took the slot inside the loop: a slot-to-slot move every iteration). Entered from
     /// a register (a store, as a spill would make) or at its def, the slot costs nothing
     /// more.
     fn fixed_slot_pays(&self, id: IntervalId, p: PReg, hint: f32) -> bool {
