@@ -208,20 +208,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &(p, weight) in hints {
             hinted.add(p);
             let in_order = self.may_hold(p, iv);
+            let stack_slot = !in_order && self.env.fixed_stack_slots.contains(&p);
             if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv, true)))
                 && !self.fixed_conflict(p, iv)
                 && self.ctx.matrix.is_free(p, &iv.runs)
-                && (in_order
-                    || !self.options.fixed_slot_entry_cost
-                    || !self.env.fixed_stack_slots.contains(&p)
-                    || {
-                        let pays = self.fixed_slot_pays(id, p, weight);
-                        self.stats.fixed_slots_declined += usize::from(!pays);
-                        pays
-                    })
+                && (!stack_slot || !self.options.fixed_slot_entry_cost || {
+                    let pays = self.fixed_slot_pays(id, p, weight);
+                    self.stats.fixed_slots_declined += usize::from(!pays);
+                    pays
+                })
             {
                 if !in_order {
-                    if self.env.fixed_stack_slots.contains(&p) {
+                    if stack_slot {
                         debug!(
                             "{id} ({}): needs no register, lives in hinted fixed stack slot {p}",
                             iv.vreg
