@@ -7,7 +7,7 @@
 //! (fixed operands, clobbers) live beside the matrix, read-only.
 
 use super::interval::{IntervalId, LiveInterval};
-// Fixed reservations are the analysis's; the register probes here and in `split.rs`
+// Fixed reservations are the analysis's; the register probes here and in `split/`
 // check them alongside the matrix.
 use crate::analysis::intervals::Segment;
 pub(crate) use crate::analysis::intervals::{fixed_conflict, fixed_conflict_from};
