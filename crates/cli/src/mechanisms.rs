@@ -171,6 +171,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.partially_dead_moves,
     },
     Mechanism {
+        name: "forward-stores",
+        option: "forward_stores",
+        disable: |o| o.forward_stores = false,
+        counter: "forwarded_stores",
+        count: |s| s.forwarded_stores,
+    },
+    Mechanism {
         name: "fallthrough-copies",
         option: "fallthrough_copies",
         disable: |o| o.fallthrough_copies = false,

@@ -211,6 +211,11 @@ pub struct Options {
     /// callee-saved register at the entry, needed only past an early return. A move no
     /// successor reads is dropped.
     pub sink_partially_dead_moves: bool,
+    /// Among the moves at one program point, a load from a slot that an earlier move
+    /// there stored from a register reads that register instead (`edits::forward`): the
+    /// edit passes above can leave a store sunk into a join right before the join's own
+    /// reload of the slot.
+    pub forward_stores: bool,
     /// Where the successors of a branch, each entered only from it, start by reusing the
     /// same input, their reuse defs are copy partners (of the branch's frequency): in one
     /// register, the copies into them are one move before the branch
@@ -319,6 +324,7 @@ impl Default for Options {
             hoist_common_stores: true,
             hoist_common_moves: true,
             sink_common_moves: true,
+            forward_stores: true,
             sink_partially_dead_moves: true,
             sibling_reuse_copies: true,
             region_islands: true,
@@ -457,6 +463,10 @@ pub struct Stats {
     pub partially_dead_moves: usize,
     /// Of those, moves no successor read, dropped.
     pub dead_moves_dropped: usize,
+    /// Loads that read the register a store at the same point had just written to their
+    /// slot, or were dropped as that register was their destination
+    /// (`Options::forward_stores`).
+    pub forwarded_stores: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -679,6 +689,7 @@ impl std::ops::AddAssign for Stats {
             sunk_moves,
             partially_dead_moves,
             dead_moves_dropped,
+            forwarded_stores,
             moves_inserted,
             spill_stores,
             reloads,
@@ -732,6 +743,7 @@ impl std::ops::AddAssign for Stats {
         self.sunk_moves += sunk_moves;
         self.partially_dead_moves += partially_dead_moves;
         self.dead_moves_dropped += dead_moves_dropped;
+        self.forwarded_stores += forwarded_stores;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -56,6 +56,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("fallthrough_copies", |s| s.fallthrough_copies),
     ("fixed_slots_declined", |s| s.fixed_slots_declined),
     ("weightless_spills", |s| s.weightless_spills),
+    ("forwarded_stores", |s| s.forwarded_stores),
 ];
 
 type OptionSetter = fn(&mut Options);

@@ -11,6 +11,7 @@
 //! parallel move: both read the state after the def and write the state before the next
 //! instruction.
 
+mod forward;
 mod hoist;
 mod join_stores;
 pub(crate) mod parallel;
@@ -192,6 +193,10 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             self.stats.partially_dead_moves = sunk;
             self.stats.dead_moves_dropped = dropped;
+        }
+        // After every pass that moves edits together: they make the pairs it forwards.
+        if self.options.forward_stores {
+            self.stats.forwarded_stores = forward::forward_stores(out, self.ctx.stack_regs);
         }
         self.count_moves(out);
         out.num_spillslots = self.a.slots.num_slots();
