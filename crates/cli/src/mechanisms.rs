@@ -178,6 +178,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.forwarded_stores,
     },
     Mechanism {
+        name: "early-fixed-slot-writes",
+        option: "early_fixed_slot_writes",
+        disable: |o| o.early_fixed_slot_writes = false,
+        counter: "early_fixed_slot_writes",
+        count: |s| s.early_fixed_slot_writes,
+    },
+    Mechanism {
         name: "fallthrough-copies",
         option: "fallthrough_copies",
         disable: |o| o.fallthrough_copies = false,

@@ -216,6 +216,11 @@ pub struct Options {
     /// edit passes above can leave a store sunk into a join right before the join's own
     /// reload of the slot.
     pub forward_stores: bool,
+    /// A use fixed to a fixed stack slot, whose value is in a stack location there, has
+    /// the slot written from the register the value sat in earlier in the same block, if
+    /// nothing touches the slot in between (`edits::fixed_slots`): a store instead of a
+    /// slot-to-slot move through a borrowed register.
+    pub early_fixed_slot_writes: bool,
     /// Where the successors of a branch, each entered only from it, start by reusing the
     /// same input, their reuse defs are copy partners (of the branch's frequency): in one
     /// register, the copies into them are one move before the branch
@@ -325,6 +330,7 @@ impl Default for Options {
             hoist_common_moves: true,
             sink_common_moves: true,
             forward_stores: true,
+            early_fixed_slot_writes: true,
             sink_partially_dead_moves: true,
             sibling_reuse_copies: true,
             region_islands: true,
@@ -467,6 +473,9 @@ pub struct Stats {
     /// slot, or were dropped as that register was their destination
     /// (`Options::forward_stores`).
     pub forwarded_stores: usize,
+    /// Fixed stack slots written from a register before their use instead of from the
+    /// value's slot at it (`Options::early_fixed_slot_writes`).
+    pub early_fixed_slot_writes: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -690,6 +699,7 @@ impl std::ops::AddAssign for Stats {
             partially_dead_moves,
             dead_moves_dropped,
             forwarded_stores,
+            early_fixed_slot_writes,
             moves_inserted,
             spill_stores,
             reloads,
@@ -744,6 +754,7 @@ impl std::ops::AddAssign for Stats {
         self.partially_dead_moves += partially_dead_moves;
         self.dead_moves_dropped += dead_moves_dropped;
         self.forwarded_stores += forwarded_stores;
+        self.early_fixed_slot_writes += early_fixed_slot_writes;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -57,6 +57,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("fixed_slots_declined", |s| s.fixed_slots_declined),
     ("weightless_spills", |s| s.weightless_spills),
     ("forwarded_stores", |s| s.forwarded_stores),
+    ("early_fixed_slot_writes", |s| s.early_fixed_slot_writes),
 ];
 
 type OptionSetter = fn(&mut Options);

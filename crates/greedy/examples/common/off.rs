@@ -34,6 +34,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "hoist_common_moves" => options.hoist_common_moves = false,
             "sink_common_moves" => options.sink_common_moves = false,
             "forward_stores" => options.forward_stores = false,
+            "early_fixed_slot_writes" => options.early_fixed_slot_writes = false,
             "sink_partially_dead_moves" => options.sink_partially_dead_moves = false,
             "sibling_reuse_copies" => options.sibling_reuse_copies = false,
             "region_islands" => options.region_islands = false,

@@ -11,6 +11,7 @@
 //! parallel move: both read the state after the def and write the state before the next
 //! instruction.
 
+mod fixed_slots;
 mod forward;
 mod hoist;
 mod join_stores;
@@ -102,6 +103,10 @@ pub(crate) struct EditsCtx {
     /// Per spill slot: some move, operand or debug location reads it
     /// (`drop_unread_stores`).
     slot_read: Vec<bool>,
+    /// The home pieces in fixed stack slots, as (slot, vreg, start, end), listed when
+    /// `fixed_slots` first needs them in a function (`slot_pieces_listed`).
+    slot_pieces: Vec<(PReg, u32, u32, u32)>,
+    slot_pieces_listed: bool,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -120,6 +125,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         for &r in &self.env.fixed_stack_slots {
             self.ctx.stack_regs.add(r);
         }
+        self.ctx.slot_pieces_listed = false;
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
@@ -382,6 +388,27 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     OperandConstraint::Reuse(_) => {
                         has_reuse = true;
                         continue;
+                    }
+                    OperandConstraint::FixedReg(p)
+                        if !is_def
+                            && self.options.early_fixed_slot_writes
+                            && self.ctx.stack_regs.contains(p)
+                            && self.loc(v, first).is_some_and(|home| {
+                                // A home in the fixed slot itself needs no write.
+                                home != Allocation::reg(p)
+                                    && is_stack_alloc(&self.ctx.stack_regs, home)
+                            }) =>
+                    {
+                        let to = Allocation::reg(p);
+                        match self.early_fixed_slot_source(out, inst, v, p) {
+                            Some((at, from)) => {
+                                let point = ProgPoint::before(point_inst(at));
+                                self.push_move(point, MovePrio::Regular, v.class(), from, to);
+                                self.stats.early_fixed_slot_writes += 1;
+                                to
+                            }
+                            None => self.connect_operand_register(inst, v, first, false, to)?,
+                        }
                     }
                     OperandConstraint::FixedReg(p) => {
                         self.connect_operand_register(inst, v, first, is_def, Allocation::reg(p))?
