@@ -403,6 +403,11 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                         match self.early_fixed_slot_source(out, inst, v, p) {
                             Some((at, from)) => {
                                 let point = ProgPoint::before(point_inst(at));
+                                log::debug!(
+                                    "{v}: fixed stack slot {p} written at {point:?} from {from} \
+                                     for its use at {inst:?} (not from {:?} there)",
+                                    self.loc(v, first)
+                                );
                                 self.push_move(point, MovePrio::Regular, v.class(), from, to);
                                 self.stats.early_fixed_slot_writes += 1;
                                 to

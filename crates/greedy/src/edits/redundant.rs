@@ -772,11 +772,14 @@ impl RedundantMoves {
         }
     }
 
-    /// Remembers that location `l`, if a register, took fact `vreg` (a fixed stack
-    /// slot too: `register_holding` passes over those).
+    /// Remembers that location `l`, if a register, took fact `vreg`. Not a fixed stack
+    /// slot: it is no register to copy from, and remembered it would hide the register
+    /// the value was written from (a fixed slot written early from a register that
+    /// still holds the value, then a reload of the value).
     #[inline]
     fn note_register(&mut self, l: u32, vreg: u32) {
         if l < PReg::NUM_INDEX as u32
+            && !self.stack_regs.contains(PReg::from_index(l as usize))
             && let Some(slot) = self.last_reg.get_mut(vreg as usize)
         {
             *slot = l;

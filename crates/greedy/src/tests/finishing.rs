@@ -752,3 +752,47 @@ fn a_fixed_stack_slot_is_written_from_the_register_before_the_use() {
         }
     }
 }
+
+/// The case `fixed-slot-written-in-the-predecessor.txt` writes p53v in block0 for a use
+/// in block1. The write also runs on the path to block2: with a non-allocatable operand
+/// there reading p53v it would change what that operand reads, and with block0 in a loop
+/// that block1 leaves it would run more often than the move it replaces. Neither
+/// variant writes early.
+#[test]
+fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper() {
+    let case = include_str!("../../tests/cases/fixed-slot-written-in-the-predecessor.txt");
+    let off = crate::Options {
+        early_fixed_slot_writes: false,
+        ..Default::default()
+    };
+    let read_in_block2 = case.replace("  i8: use v4v any\n", "  i8: use v4v any, nonalloc p53v\n");
+    assert_ne!(read_in_block2, case);
+    // block0 becomes the body of a loop (block2 jumps back to it through block3).
+    let in_a_loop = case
+        .replace("block0: succs [1, 2]\n", "block0: preds [3] succs [1, 2]\n")
+        .replace(
+            "block3(v27v): preds [2]\n  i10: ret\n",
+            "block3(v27v): preds [2] succs [0]\n  i10: branch -> block0()\n",
+        );
+    assert_ne!(in_a_loop, case);
+    for (source, wrote) in [(case, true), (&read_in_block2, false), (&in_a_loop, false)] {
+        let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
+        let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
+        let (without, _) = alloc_with(&f, &env, &off);
+        let (c_on, c_off) = (
+            cost(&f, &env, &on).weighted,
+            cost(&f, &env, &without).weighted,
+        );
+        assert_eq!(
+            stats.early_fixed_slot_writes,
+            usize::from(wrote),
+            "{}",
+            listing_with_output(&f, &on)
+        );
+        if wrote {
+            assert!(c_on < c_off, "{c_on} >= {c_off}");
+        } else {
+            assert_eq!(c_on, c_off, "{}", listing_with_output(&f, &on));
+        }
+    }
+}
