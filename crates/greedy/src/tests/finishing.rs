@@ -723,34 +723,7 @@ fn a_fixed_stack_slot_is_written_from_the_register_before_the_use() {
     };
     let free = text(&[]);
     let taken = text(&["use v5f fixed p57f"]);
-    let off = crate::Options {
-        early_fixed_slot_writes: false,
-        ..Default::default()
-    };
-    for (source, wrote) in [(&free, true), (&taken, false)] {
-        let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
-        let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
-        let (without, _) = alloc_with(&f, &env, &off);
-        let (c_on, c_off) = (
-            cost(&f, &env, &on).weighted,
-            cost(&f, &env, &without).weighted,
-        );
-        assert_eq!(
-            stats.early_fixed_slot_writes,
-            usize::from(wrote),
-            "{}",
-            listing_with_output(&f, &on)
-        );
-        if wrote {
-            assert!(
-                c_on < c_off,
-                "{c_on} >= {c_off}\n{}",
-                listing_with_output(&f, &on)
-            );
-        } else {
-            assert_eq!(c_on, c_off);
-        }
-    }
+    early_writes_expected(&[(&free, true), (&taken, false)]);
 }
 
 /// The case `fixed-slot-written-in-the-predecessor.txt` writes p53v in block0 for a use
@@ -761,10 +734,6 @@ fn a_fixed_stack_slot_is_written_from_the_register_before_the_use() {
 #[test]
 fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper() {
     let case = include_str!("../../tests/cases/fixed-slot-written-in-the-predecessor.txt");
-    let off = crate::Options {
-        early_fixed_slot_writes: false,
-        ..Default::default()
-    };
     let read_in_block2 = case.replace("  i8: use v4v any\n", "  i8: use v4v any, nonalloc p53v\n");
     assert_ne!(read_in_block2, case);
     // block0 becomes the body of a loop (block2 jumps back to it through block3).
@@ -775,7 +744,18 @@ fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper()
             "block3(v27v): preds [2] succs [0]\n  i10: branch -> block0()\n",
         );
     assert_ne!(in_a_loop, case);
-    for (source, wrote) in [(case, true), (&read_in_block2, false), (&in_a_loop, false)] {
+    early_writes_expected(&[(case, true), (&read_in_block2, false), (&in_a_loop, false)]);
+}
+
+/// Allocates each text-format function with and without `early_fixed_slot_writes`:
+/// where a write is expected, exactly one is made and the allocation is cheaper; where
+/// none is, none is made and the cost is the same.
+fn early_writes_expected(cases: &[(&str, bool)]) {
+    let off = crate::Options {
+        early_fixed_slot_writes: false,
+        ..Default::default()
+    };
+    for &(source, wrote) in cases {
         let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
         let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
         let (without, _) = alloc_with(&f, &env, &off);
@@ -783,16 +763,16 @@ fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper()
             cost(&f, &env, &on).weighted,
             cost(&f, &env, &without).weighted,
         );
+        let listing = listing_with_output(&f, &on);
         assert_eq!(
             stats.early_fixed_slot_writes,
             usize::from(wrote),
-            "{}",
-            listing_with_output(&f, &on)
+            "{listing}"
         );
         if wrote {
-            assert!(c_on < c_off, "{c_on} >= {c_off}");
+            assert!(c_on < c_off, "{c_on} >= {c_off}\n{listing}");
         } else {
-            assert_eq!(c_on, c_off, "{}", listing_with_output(&f, &on));
+            assert_eq!(c_on, c_off, "{listing}");
         }
     }
 }
