@@ -69,8 +69,12 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         {
             return None;
         }
-        let pred_insts = self.func.block_insns(pred);
-        let end = pred_insts.last().index() + 1;
+        let end = self.func.block_insns(pred).last().index() + 1;
+        // Operand allocations are made in instruction order: a predecessor laid out
+        // after the use has none yet to read.
+        if end > inst.index() {
+            return None;
+        }
         match self.search_block(out, pred, end, v, slot, &mut budget)? {
             Search::Found(at, r) => {
                 let block_start = before(self.func.block_insns(block).first());
