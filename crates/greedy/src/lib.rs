@@ -217,9 +217,11 @@ pub struct Options {
     /// reload of the slot.
     pub forward_stores: bool,
     /// A use fixed to a fixed stack slot, whose value is in a stack location there, has
-    /// the slot written from the register the value sat in earlier in the same block, if
-    /// nothing touches the slot in between (`edits::fixed_slots`): a store instead of a
-    /// slot-to-slot move through a borrowed register.
+    /// the slot written from the register the value sat in earlier (`edits::fixed_slots`):
+    /// once right after the def when only the value's uses name the slot in the whole
+    /// function, else in the use's block or its only predecessor if nothing touches the
+    /// slot in between. A store instead of a slot-to-slot move through a borrowed
+    /// register.
     pub early_fixed_slot_writes: bool,
     /// Where the successors of a branch, each entered only from it, start by reusing the
     /// same input, their reuse defs are copy partners (of the branch's frequency): in one
@@ -476,6 +478,9 @@ pub struct Stats {
     /// Fixed stack slots written from a register before their use instead of from the
     /// value's slot at it (`Options::early_fixed_slot_writes`).
     pub early_fixed_slot_writes: usize,
+    /// Of those, the writes made once right after the value's def, serving every use of
+    /// the slot.
+    pub fixed_slot_writes_at_def: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -700,6 +705,7 @@ impl std::ops::AddAssign for Stats {
             dead_moves_dropped,
             forwarded_stores,
             early_fixed_slot_writes,
+            fixed_slot_writes_at_def,
             moves_inserted,
             spill_stores,
             reloads,
@@ -755,6 +761,7 @@ impl std::ops::AddAssign for Stats {
         self.dead_moves_dropped += dead_moves_dropped;
         self.forwarded_stores += forwarded_stores;
         self.early_fixed_slot_writes += early_fixed_slot_writes;
+        self.fixed_slot_writes_at_def += fixed_slot_writes_at_def;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

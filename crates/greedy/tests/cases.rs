@@ -58,6 +58,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("weightless_spills", |s| s.weightless_spills),
     ("forwarded_stores", |s| s.forwarded_stores),
     ("early_fixed_slot_writes", |s| s.early_fixed_slot_writes),
+    ("fixed_slot_writes_at_def", |s| s.fixed_slot_writes_at_def),
 ];
 
 type OptionSetter = fn(&mut Options);

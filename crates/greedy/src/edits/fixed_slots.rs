@@ -1,17 +1,31 @@
 //! Fixed stack slots written early (`Options::early_fixed_slot_writes`): a use fixed to
 //! a fixed stack slot (a stack-passed argument, say) whose value is in a stack location
 //! at the use is served by a slot-to-slot move, which the resolver routes through a
-//! register it must find free or borrow (saved and restored around the move). When the
-//! value sat in a register earlier in the use's block, or in that block's only
-//! predecessor, and nothing touches the fixed slot in between, the slot is written from
-//! that register there instead: one store, no borrowed register. This is where ion's
-//! bundle for such a value ends up: it lives in the fixed slot itself from the point
-//! its register piece ends.
+//! register it must find free or borrow (saved and restored around the move). Instead,
+//! the slot is written from a register the value sat in earlier: one store, no borrowed
+//! register. This is where ion's bundle for such a value ends up: it lives in the fixed
+//! slot itself from the point its register piece ends.
 //!
-//! Why the result is the same: the write reads the register in the parallel move right
-//! after the instruction that left the value in it (the value's def into it, or the end
-//! of a register piece covering the point after that instruction), so it copies the
-//! value. From there to the use, no operand names the fixed slot, no operand was given
+//! Two places are tried. When the value's uses are all that name the slot in the whole
+//! function (no def, clobber or non-allocatable operand names it, no other value's piece
+//! lives in it), the slot is written once, right after the def, and every use of it
+//! reads it there: a use inside a loop whose value was defined before it then pays
+//! nothing in the loop. Otherwise, the value's register is searched for earlier in the
+//! use's block, or in that block's only predecessor, and the slot is written there if
+//! nothing touches it in between.
+//!
+//! Why the write at the def is right: SSA makes the one def (the write is not made in a
+//! function that allows a vreg several) dominate every use, the write
+//! copies the value from the register the def left it in, and nothing else in the
+//! function writes the slot (the resolver's temporaries are allocatable registers, never
+//! a fixed stack slot), so the slot holds the value at each use; on paths with no use,
+//! nothing reads the slot. It is made only when the def's block is no more frequent than
+//! the use's, so the one store costs at most the move it replaces at that use.
+//!
+//! Why a write in the use's block or its predecessor is right: it reads the register in
+//! the parallel move right after the instruction that left the value in it (the value's
+//! def into it, or the end of a register piece covering the point after that
+//! instruction), so it copies the value. From there to the use, no operand names the fixed slot, no operand was given
 //! it, no clobber lists it and no other value's piece lives in it, so it still holds the
 //! value at the use. Written in the predecessor, it also runs on the paths into the
 //! predecessor's other successors; there no value's piece is in the slot at the
@@ -26,6 +40,18 @@ use regalloc2::{Allocation, Function, Inst, OperandConstraint, OperandKind, Outp
 
 /// Instructions searched back from the use for the value in a register.
 const MAX_DISTANCE: usize = 64;
+
+/// `slot_readers`' mark for a fixed stack slot that a def, a clobber, a non-allocatable
+/// operand or the uses of more than one vreg name.
+pub(super) const SHARED: u32 = u32::MAX;
+
+/// How a use fixed to a fixed stack slot gets its value there early.
+pub(super) enum EarlyWrite {
+    /// Write the slot at this point from this register.
+    At(u32, Allocation),
+    /// The slot was written right after the value's def, for every such use.
+    Written,
+}
 
 /// What a backward walk over one block found.
 enum Search {
@@ -46,13 +72,25 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         inst: Inst,
         v: VReg,
         slot: PReg,
-    ) -> Option<(u32, Allocation)> {
+    ) -> Option<EarlyWrite> {
+        if self
+            .ctx
+            .slots_written_at_def
+            .contains(&(slot, v.vreg() as u32))
+        {
+            return Some(EarlyWrite::Written);
+        }
+        if let Some(write) = self.write_at_def(out, inst, v, slot) {
+            self.ctx.slots_written_at_def.push((slot, v.vreg() as u32));
+            self.stats.fixed_slot_writes_at_def += 1;
+            return Some(write);
+        }
         let block = self.an.cfg.block_of(inst);
         let mut budget = MAX_DISTANCE;
         match self.search_block(out, block, inst.index(), v, slot, &mut budget)? {
             Search::Found(at, r) => {
                 let clear = !self.slot_piece_between(slot, v, at, before(inst));
-                return clear.then_some((at, r));
+                return clear.then_some(EarlyWrite::At(at, r));
             }
             Search::Clear => {}
         }
@@ -80,7 +118,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                 let block_start = before(self.func.block_insns(block).first());
                 let clear = !self.slot_piece_between(slot, v, at, before(Inst::new(end)) - 1)
                     && !self.slot_piece_between(slot, v, block_start, before(inst));
-                clear.then_some((at, r))
+                clear.then_some(EarlyWrite::At(at, r))
             }
             Search::Clear => None,
         }
@@ -137,9 +175,72 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         Some(Search::Clear)
     }
 
+    /// The write of `slot` right after `v`'s def, from the register the def left `v`
+    /// in, when `slot` belongs to `v` for the whole function: only uses of `v` name it
+    /// (no def, no clobber, no other operand, no other value's piece), so once written
+    /// it holds `v` at every use, the def dominating them. Only when the def's block is
+    /// no more frequent than the use's: the one store then costs at most the move at
+    /// this use it replaces, and serves `v`'s other uses of `slot` too.
+    fn write_at_def(
+        &mut self,
+        out: &Output,
+        inst: Inst,
+        v: VReg,
+        slot: PReg,
+    ) -> Option<EarlyWrite> {
+        if self.an.live.nonallocatable_named.contains(slot) || self.func.allow_multiple_vreg_defs()
+        {
+            return None;
+        }
+        self.list_slot_facts();
+        let e = self.ctx.slot_readers.iter().position(|e| e.0 == slot)?;
+        if self.ctx.slot_readers[e].1 != v.vreg() as u32 {
+            return None;
+        }
+        // What does not depend on the use is decided once: a refusal marks the slot
+        // shared, so a function with many such uses checks the pieces once per slot.
+        let Some(def) = self.an.live.def_inst(v).filter(|&d| !self.is_terminator(d)) else {
+            // A block parameter has no def to write after; a terminator's def is read
+            // by edge moves, not by a move after it.
+            self.ctx.slot_readers[e].1 = SHARED;
+            return None;
+        };
+        // Operand allocations are made in instruction order: a def laid out after the
+        // use has none yet.
+        if def.index() >= inst.index()
+            || self.an.freq.of(self.an.cfg.block_of(def))
+                > self.an.freq.of(self.an.cfg.block_of(inst))
+        {
+            return None;
+        }
+        let ops = self.func.inst_operands(def);
+        let k = ops
+            .iter()
+            .position(|o| o.vreg() == v && o.kind() == OperandKind::Def)?;
+        let r = out.allocs[out.inst_alloc_offsets[def.index()] as usize + k];
+        if r.as_reg().is_none_or(|p| self.ctx.stack_regs.contains(p))
+            || self.slot_piece_between(slot, v, 0, u32::MAX)
+        {
+            self.ctx.slot_readers[e].1 = SHARED;
+            return None;
+        }
+        Some(EarlyWrite::At(before(def) + 2, r))
+    }
+
     /// Whether a piece of a value other than `v` lives in `slot` at some point of
     /// `[from, to]`.
     fn slot_piece_between(&mut self, slot: PReg, v: VReg, from: u32, to: u32) -> bool {
+        self.list_slot_facts();
+        let target = v.vreg() as u32;
+        self.ctx
+            .slot_pieces
+            .iter()
+            .any(|&(p, w, s, e)| p == slot && w != target && s <= to && e > from)
+    }
+
+    /// Lists, once per function, the home pieces in fixed stack slots (`slot_pieces`)
+    /// and which vreg's uses alone name each fixed stack slot (`slot_readers`).
+    fn list_slot_facts(&mut self) {
         if !self.ctx.slot_pieces_listed {
             self.ctx.slot_pieces_listed = true;
             let stack_regs = self.ctx.stack_regs;
@@ -151,11 +252,42 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     .filter(|(_, (_, _, a))| a.as_reg().is_some_and(|r| stack_regs.contains(r)))
                     .map(|&(w, (s, e, a))| (a.as_reg().unwrap(), w, s, e)),
             );
+            self.list_slot_readers();
         }
-        let target = v.vreg() as u32;
-        self.ctx
-            .slot_pieces
-            .iter()
-            .any(|&(p, w, s, e)| p == slot && w != target && s <= to && e > from)
+    }
+
+    /// One pass over the function: per fixed stack slot named anywhere, the vreg whose
+    /// uses alone name it, or `SHARED`.
+    fn list_slot_readers(&mut self) {
+        let stack_regs = self.ctx.stack_regs;
+        let readers = &mut self.ctx.slot_readers;
+        readers.clear();
+        let mut note = |slot: PReg, reader: u32| match readers.iter_mut().find(|e| e.0 == slot) {
+            Some(e) if e.1 != reader => e.1 = SHARED,
+            Some(_) => {}
+            None => readers.push((slot, reader)),
+        };
+        for i in 0..self.func.num_insts() {
+            let inst = Inst::new(i);
+            for op in self.func.inst_operands(inst) {
+                if let OperandConstraint::FixedReg(p) = op.constraint()
+                    && stack_regs.contains(p)
+                {
+                    let reader = if op.kind() == OperandKind::Use
+                        && op.as_fixed_nonallocatable().is_none()
+                    {
+                        op.vreg().vreg() as u32
+                    } else {
+                        SHARED
+                    };
+                    note(p, reader);
+                }
+            }
+            for p in self.func.inst_clobbers(inst) {
+                if stack_regs.contains(p) {
+                    note(p, SHARED);
+                }
+            }
+        }
     }
 }

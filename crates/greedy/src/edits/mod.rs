@@ -26,6 +26,7 @@ use crate::analysis::intervals::reserved_at;
 use crate::analysis::intervals::{before, group_keys, operand_points, point_inst};
 use crate::assignment::Assignment;
 use crate::lists::reset_span;
+use fixed_slots::EarlyWrite;
 use parallel::{ParallelMoves, ScratchSource};
 use regalloc2::{
     Allocation, AllocationKind, Block, Edit, Function, Inst, MachineEnv, Operand,
@@ -107,6 +108,11 @@ pub(crate) struct EditsCtx {
     /// `fixed_slots` first needs them in a function (`slot_pieces_listed`).
     slot_pieces: Vec<(PReg, u32, u32, u32)>,
     slot_pieces_listed: bool,
+    /// Per fixed stack slot that some operand or clobber names: the one vreg whose uses
+    /// alone name it, or `fixed_slots::SHARED` (listed with `slot_pieces`).
+    slot_readers: Vec<(PReg, u32)>,
+    /// The fixed stack slots written once after their reader's def, as (slot, vreg).
+    slots_written_at_def: Vec<(PReg, u32)>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -126,6 +132,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             self.ctx.stack_regs.add(r);
         }
         self.ctx.slot_pieces_listed = false;
+        self.ctx.slots_written_at_def.clear();
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
@@ -401,7 +408,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
                     {
                         let to = Allocation::reg(p);
                         match self.early_fixed_slot_source(out, inst, v, p) {
-                            Some((at, from)) => {
+                            Some(EarlyWrite::Written) => to,
+                            Some(EarlyWrite::At(at, from)) => {
                                 let point = ProgPoint::before(point_inst(at));
                                 log::debug!(
                                     "{v}: fixed stack slot {p} written at {point:?} from {from} \

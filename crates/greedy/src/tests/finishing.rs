@@ -747,6 +747,87 @@ fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper()
     early_writes_expected(&[(case, true), (&read_in_block2, false), (&in_a_loop, false)]);
 }
 
+/// The case `fixed-slot-written-at-the-def.txt` writes p43i once, right after v0's def,
+/// for its use in the loop. Each variant breaks one condition of that write: a clobber of
+/// p43i on the way (the write would be lost: the checker fails with the clobber check
+/// removed), another value used in p43i in the loop (its move would overwrite v0: the
+/// checker fails without the sole-reader check), a non-allocatable operand naming p43i
+/// (it would read what the write left), and the def in a loop the use is outside of (the
+/// store would run more often than the move it replaces). None writes at the def; a
+/// second use of the slot takes the first one's write.
+#[test]
+fn a_fixed_stack_slot_is_written_at_the_def_only_when_it_is_the_values_alone() {
+    let case = include_str!("../../tests/cases/fixed-slot-written-at-the-def.txt");
+    let variant = |from: &str, to: &str| {
+        let v = case.replace(from, to);
+        assert_ne!(v, case, "{from}");
+        v
+    };
+    let clobbered = variant(
+        "  i2: op; clobbers [p0i]\n",
+        "  i2: op; clobbers [p0i, p43i]\n",
+    );
+    let shared = variant("num_vregs 1", "num_vregs 2")
+        .replace(
+            "  i1: op; clobbers [p1i]\n",
+            "  i1: def v1i reg; clobbers [p1i]\n",
+        )
+        .replace(
+            "  i4: op; clobbers [p2i]\n",
+            "  i4: use v1i fixed p43i; clobbers [p2i]\n",
+        );
+    assert!(shared.contains("use v1i fixed p43i"));
+    let named = variant(
+        "  i1: op; clobbers [p1i]\n",
+        "  i1: nonalloc p43i; clobbers [p1i]\n",
+    );
+    // The def in a loop (block1, with block2 its latch), the use after it.
+    let header: String = case
+        .lines()
+        .filter(|l| l.starts_with("env") || l.starts_with("func"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let def_in_loop = header
+        + &[
+            "block0: succs [1]",
+            "  i0: branch -> block1()",
+            "block1: preds [0, 2] succs [2, 3]",
+            "  i1: def v0i reg",
+            "  i2: op; clobbers [p1i]",
+            "  i3: op; clobbers [p0i]",
+            "  i4: branch -> block2(), block3()",
+            "block2: preds [1] succs [1]",
+            "  i5: branch -> block1()",
+            "block3: preds [1]",
+            "  i6: op; clobbers [p2i]",
+            "  i7: use v0i fixed p43i",
+            "  i8: ret\n",
+        ]
+        .join("\n");
+    // A second use of p43i takes the same write.
+    let twice = variant(
+        "  i5: use v0i fixed p43i\n  i6: branch -> block1()\n",
+        "  i5: use v0i fixed p43i\n  i6: op; clobbers [p2i]\n  i7: use v0i fixed p43i\n  \
+         i8: branch -> block1()\n",
+    );
+    for (source, at_def) in [
+        (case, 1),
+        (&twice[..], 1),
+        (&clobbered[..], 0),
+        (&shared[..], 0),
+        (&named[..], 0),
+        (&def_in_loop[..], 0),
+    ] {
+        let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
+        let (out, stats) = alloc_with(&f, &env, &crate::Options::default());
+        let listing = listing_with_output(&f, &out);
+        assert_eq!(stats.fixed_slot_writes_at_def, at_def, "{listing}");
+        if at_def == 1 {
+            assert_eq!(stats.early_fixed_slot_writes, 1, "{listing}");
+        }
+    }
+}
+
 /// Allocates each text-format function with and without `early_fixed_slot_writes`:
 /// where a write is expected, exactly one is made and the allocation is cheaper; where
 /// none is, none is made and the cost is the same.
