@@ -174,11 +174,22 @@ impl Partners {
                 } else {
                     0.0
                 };
-                // Hints and hint recoloring weigh the move; the spill weight (`raw_sites`)
-                // keeps the edge's own frequency.
-                let copy_freq = freq + broken;
-                for (i, &succ) in f.block_succs(block).iter().enumerate() {
+                // Hints and hint recoloring weigh the move (the edge's frequency plus what a
+                // broken fallthrough costs); the spill weight (`raw_sites`) the edge's
+                // frequency alone.
+                let succs = f.block_succs(block);
+                for (i, &succ) in succs.iter().enumerate() {
                     let params = f.block_params(succ);
+                    // The edge's frequency: a branch to several successors has its edge
+                    // moves at each successor's start (none has another predecessor), so a
+                    // loop's exit edge runs as often as the block after the loop, not as
+                    // the loop's branch.
+                    let edge_freq = if succs.len() > 1 {
+                        freq.min(freq_of(succ))
+                    } else {
+                        freq
+                    };
+                    let copy_freq = edge_freq + broken;
                     // The argument is live out of this block (through its branch), the
                     // parameter from the successor's first point.
                     let arg_point = 2 * last.index() as u32 + 1;
@@ -189,9 +200,9 @@ impl Partners {
                     // are more frequent together.
                     let param_freq = match in_freq.get(succ.index()) {
                         Some(&total) if total > 0.0 => {
-                            freq * (2.0 * freq_of(succ) / total).min(1.0)
+                            edge_freq * (2.0 * freq_of(succ) / total).min(1.0)
                         }
-                        _ => freq,
+                        _ => edge_freq,
                     };
                     for (&arg, &param) in f.branch_blockparams(block, last, i).iter().zip(params) {
                         // A value passed back to itself (a loop-carried value the loop
@@ -207,7 +218,8 @@ impl Partners {
                         }
                         p.raw.push((arg.vreg() as u32, (param, copy_freq)));
                         p.raw.push((param.vreg() as u32, (arg, copy_freq)));
-                        p.raw_sites.push((arg.vreg() as u32, (arg_point, freq)));
+                        p.raw_sites
+                            .push((arg.vreg() as u32, (arg_point, edge_freq)));
                         p.raw_sites
                             .push((param.vreg() as u32, (param_point, param_freq)));
                         p.copies.push(CopySite {
