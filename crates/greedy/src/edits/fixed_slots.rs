@@ -14,25 +14,25 @@
 //! use's block, or in that block's only predecessor, and the slot is written there if
 //! nothing touches it in between.
 //!
-//! Why the write at the def is right: SSA makes the one def (the write is not made in a
-//! function that allows a vreg several) dominate every use, the write
-//! copies the value from the register the def left it in, and nothing else in the
-//! function writes the slot (the resolver's temporaries are allocatable registers, never
-//! a fixed stack slot), so the slot holds the value at each use; on paths with no use,
-//! nothing reads the slot. It is made only when the def's block is no more frequent than
-//! the use's, so the one store costs at most the move it replaces at that use.
+//! Why the write at the def is right: SSA makes the one def dominate every use (the
+//! write is not made in a function that allows a vreg several defs), the write copies
+//! the value from the register the def left it in, and nothing else in the function
+//! writes the slot (the resolver's temporaries are allocatable registers, never a fixed
+//! stack slot), so the slot holds the value at each use; on paths with no use, nothing
+//! reads the slot. It is made only when the def's block is no more frequent than the
+//! use's, so the one store costs at most the move it replaces at that use.
 //!
 //! Why a write in the use's block or its predecessor is right: it reads the register in
 //! the parallel move right after the instruction that left the value in it (the value's
 //! def into it, or the end of a register piece covering the point after that
-//! instruction), so it copies the value. From there to the use, no operand names the fixed slot, no operand was given
-//! it, no clobber lists it and no other value's piece lives in it, so it still holds the
-//! value at the use. Written in the predecessor, it also runs on the paths into the
-//! predecessor's other successors; there no value's piece is in the slot at the
-//! predecessor's end and no non-allocatable operand of the function names the slot, so
-//! nothing reads what the write left before writing the slot itself. The predecessor
-//! must be no more frequent than the use's block, so the store costs at most what the
-//! move it replaces cost.
+//! instruction), so it copies the value. From there to the use, no operand names the
+//! fixed slot, no operand was given it, no clobber lists it and no other value's piece
+//! lives in it, so it still holds the value at the use. Written in the predecessor, it
+//! also runs on the paths into the predecessor's other successors; there no value's
+//! piece is in the slot at the predecessor's end and no non-allocatable operand of the
+//! function names the slot, so nothing reads what the write left before writing the
+//! slot itself. The predecessor must be no more frequent than the use's block, so the
+//! store costs at most what the move it replaces cost.
 
 use super::OutputBuilder;
 use crate::analysis::intervals::before;
