@@ -185,6 +185,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.early_fixed_slot_writes,
     },
     Mechanism {
+        name: "fixed-slot-homes",
+        option: "fixed_slot_homes",
+        disable: |o| o.fixed_slot_homes = false,
+        counter: "fixed_slot_homes",
+        count: |s| s.fixed_slot_homes,
+    },
+    Mechanism {
         name: "fallthrough-copies",
         option: "fallthrough_copies",
         disable: |o| o.fallthrough_copies = false,

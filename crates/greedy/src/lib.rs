@@ -223,6 +223,11 @@ pub struct Options {
     /// slot in between. A store instead of a slot-to-slot move through a borrowed
     /// register.
     pub early_fixed_slot_writes: bool,
+    /// A spilled value whose def is fixed to a fixed stack slot that nothing else in the
+    /// function names keeps that slot as its stack home (`slots::fixed_homes`): no copy
+    /// into a spill slot of its own (a slot-to-slot move through a borrowed register),
+    /// and its reloads read the fixed slot.
+    pub fixed_slot_homes: bool,
     /// Where the successors of a branch, each entered only from it, start by reusing the
     /// same input, their reuse defs are copy partners (of the branch's frequency): in one
     /// register, the copies into them are one move before the branch
@@ -333,6 +338,7 @@ impl Default for Options {
             sink_common_moves: true,
             forward_stores: true,
             early_fixed_slot_writes: true,
+            fixed_slot_homes: true,
             sink_partially_dead_moves: true,
             sibling_reuse_copies: true,
             region_islands: true,
@@ -481,6 +487,9 @@ pub struct Stats {
     /// Of those, the writes made once right after the value's def, serving every use of
     /// the slot.
     pub fixed_slot_writes_at_def: usize,
+    /// Spilled values given their def's fixed stack slot as their stack home
+    /// (`Options::fixed_slot_homes`).
+    pub fixed_slot_homes: usize,
     /// Register-to-register and stack-to-stack moves in the output.
     pub moves_inserted: usize,
     /// Register-to-stack moves in the output.
@@ -706,6 +715,7 @@ impl std::ops::AddAssign for Stats {
             forwarded_stores,
             early_fixed_slot_writes,
             fixed_slot_writes_at_def,
+            fixed_slot_homes,
             moves_inserted,
             spill_stores,
             reloads,
@@ -762,6 +772,7 @@ impl std::ops::AddAssign for Stats {
         self.forwarded_stores += forwarded_stores;
         self.early_fixed_slot_writes += early_fixed_slot_writes;
         self.fixed_slot_writes_at_def += fixed_slot_writes_at_def;
+        self.fixed_slot_homes += fixed_slot_homes;
         self.moves_inserted += moves_inserted;
         self.spill_stores += spill_stores;
         self.reloads += reloads;

@@ -59,6 +59,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("forwarded_stores", |s| s.forwarded_stores),
     ("early_fixed_slot_writes", |s| s.early_fixed_slot_writes),
     ("fixed_slot_writes_at_def", |s| s.fixed_slot_writes_at_def),
+    ("fixed_slot_homes", |s| s.fixed_slot_homes),
 ];
 
 type OptionSetter = fn(&mut Options);

@@ -80,8 +80,9 @@ fn costlier_than_ion(f: &TestFunc, env: &MachineEnv) -> bool {
 #[test]
 fn cost_regression_against_ion_shrinks() {
     let env = fuzzgen::stress_env(Some(3));
-    // The first 150+-instruction function where ours costs at least 20% more than ion.
-    let (seed, f) = (0..3000)
+    // The first 150+-instruction function where ours costs at least 20% more than ion
+    // (seed 3941 since `fixed_slot_homes` brought seed 2107 under ion's cost).
+    let (seed, f) = (0..5000)
         .filter_map(|s| seed_function(s, 3).map(|f| (s, f)))
         .filter(|(_, f)| f.insts.len() >= 150)
         .find(|(_, f)| match (ours(f, &env), ion(f, &env)) {

@@ -35,6 +35,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "sink_common_moves" => options.sink_common_moves = false,
             "forward_stores" => options.forward_stores = false,
             "early_fixed_slot_writes" => options.early_fixed_slot_writes = false,
+            "fixed_slot_homes" => options.fixed_slot_homes = false,
             "sink_partially_dead_moves" => options.sink_partially_dead_moves = false,
             "sibling_reuse_copies" => options.sibling_reuse_copies = false,
             "region_islands" => options.region_islands = false,

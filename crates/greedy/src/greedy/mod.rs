@@ -48,6 +48,8 @@ use regalloc2::{
 #[derive(Default)]
 pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
+    /// Scratch of `slots::home_in_fixed_slots`: who names each fixed stack slot.
+    pub fixed_slot_namers: Vec<(PReg, u32)>,
     /// The pieces of each vreg: `Main` ones (split products included; retired ones
     /// have no segments) and reload pieces.
     pub vreg_pieces: Lists<IntervalId>,
@@ -187,6 +189,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
         let t = phase_clock(self.options);
+        if self.options.fixed_slot_homes && !self.env.fixed_stack_slots.is_empty() {
+            self.stats.fixed_slot_homes = self.home_in_fixed_slots();
+        }
         SlotLayout::run(
             self.func,
             self.an,
@@ -228,6 +233,25 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             self.keep_spilled_heads();
             self.stats.phases.since(Phase::HintRecoloring, t);
         }
+    }
+
+    /// Homes spilled values in their def's fixed stack slot where nothing else names it
+    /// (`slots::home_in_fixed_slots`); no piece may have been given that slot.
+    fn home_in_fixed_slots(&mut self) -> usize {
+        let mut taken = PRegSet::empty();
+        for (_, iv) in self.ctx.intervals.iter() {
+            if let Some(r) = iv.assigned {
+                taken.add(r);
+            }
+        }
+        crate::slots::home_in_fixed_slots(
+            self.func,
+            self.env,
+            self.an,
+            taken,
+            &mut self.out.slots,
+            &mut self.ctx.fixed_slot_namers,
+        )
     }
 
     /// Hands the intervals' final locations to `out`: a home piece per run of each

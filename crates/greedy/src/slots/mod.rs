@@ -5,16 +5,21 @@
 //! overlap (`sharing`, run once after allocation) and the move resolver's emergency
 //! slots.
 
+mod fixed_homes;
 mod sharing;
 
 use crate::lists::reset_span;
-use regalloc2::{Allocation, Function, RegClass, SpillSlot, VReg};
+use regalloc2::{Allocation, Function, PReg, RegClass, SpillSlot, VReg};
 use std::ops::Range;
 
 /// `SpillSlots::vreg_slot` markers: no slot, and spilled but not laid out yet.
 pub(crate) const NO_SLOT: usize = usize::MAX;
 pub(crate) const NEEDS_SLOT: usize = usize::MAX - 1;
+/// `SpillSlots::vreg_slot` entries from here up to `NEEDS_SLOT`: the value's stack home
+/// is fixed stack slot `PReg` number `entry - FIXED_HOME` (`home_in_fixed_slot`).
+const FIXED_HOME: usize = NEEDS_SLOT - PReg::NUM_INDEX;
 
+pub(crate) use fixed_homes::home_in_fixed_slots;
 pub(crate) use sharing::SlotLayout;
 
 /// Buffers of the spill-slot colouring, kept across functions. Spilled values are
@@ -107,12 +112,27 @@ impl SpillSlots {
         self.vreg_slot[v.vreg()] != NO_SLOT
     }
 
-    /// The slot of `v` once laid out, as an allocation.
+    /// The slot of `v` once laid out, as an allocation: a spill slot, or the fixed
+    /// stack slot given as its home.
     pub fn slot_of(&self, v: VReg) -> Option<Allocation> {
         match self.vreg_slot[v.vreg()] {
             NO_SLOT | NEEDS_SLOT => None,
+            home @ FIXED_HOME.. => Some(Allocation::reg(PReg::from_index(home - FIXED_HOME))),
             base => Some(Allocation::stack(self.name(v.class(), base))),
         }
+    }
+
+    /// Makes fixed stack slot `slot` the stack home of `v`, marked as needing a slot and
+    /// not laid out yet: `SlotLayout` then gives it no slot of its own, and `slot_of`
+    /// answers `slot`. The caller vouches that `slot` holds `v` wherever `v` is live.
+    pub fn home_in_fixed_slot(&mut self, v: VReg, slot: PReg) {
+        debug_assert_eq!(self.vreg_slot[v.vreg()], NEEDS_SLOT);
+        self.vreg_slot[v.vreg()] = FIXED_HOME + slot.index();
+    }
+
+    /// Is `v` marked as needing a slot and not laid out yet (no fixed home either)?
+    pub fn awaits_layout(&self, v: VReg) -> bool {
+        self.vreg_slot[v.vreg()] == NEEDS_SLOT
     }
 
     /// A fresh slot for a value of `class`; returns the index of its first unit.

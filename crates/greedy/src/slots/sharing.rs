@@ -261,8 +261,8 @@ impl<'a, F: Function + ?Sized> SlotLayout<'a, F> {
         // `lay_out` sorted them: items are numbered in vreg order.
         for &v in &self.slots.needed {
             let v = v as usize;
-            debug_assert_eq!(self.slots.vreg_slot[v], NEEDS_SLOT);
-            if self.an.live.class[v].is_none() {
+            // A value homed in a fixed stack slot takes no slot of its own.
+            if self.an.live.class[v].is_none() || self.slots.vreg_slot[v] != NEEDS_SLOT {
                 continue;
             }
             let segs = self.segments(v as u32);

@@ -828,6 +828,68 @@ fn a_fixed_stack_slot_is_written_at_the_def_only_when_it_is_the_values_alone() {
     }
 }
 
+/// The case `fixed-slot-home.txt` keeps v0, defined in the fixed stack slot p43i, there
+/// as its stack home: no copy into a spill slot, and the loop's reload reads p43i. Each
+/// variant breaks one condition: a clobber of p43i in the loop (the reload would read
+/// what the clobber left: the checker fails with the clobber check removed), another
+/// value used in p43i in the loop (its move would overwrite v0: the checker fails
+/// without the sole-namer check), a non-allocatable operand naming p43i, and a function
+/// that allows a vreg several defs. None is homed, and each costs what it costs with
+/// the option off.
+#[test]
+fn a_spilled_value_is_homed_in_its_defs_fixed_slot_only_when_the_slot_is_its_alone() {
+    let case = include_str!("../../tests/cases/fixed-slot-home.txt");
+    let variant = |from: &str, to: &str| {
+        let v = case.replace(from, to);
+        assert_ne!(v, case, "{from}");
+        v
+    };
+    let clobbered = variant(
+        "  i2: op; clobbers [p0i, p1i, p2i]\n",
+        "  i2: op; clobbers [p0i, p1i, p2i, p43i]\n",
+    );
+    let shared = variant(
+        "  i5: branch -> block1()\n",
+        "  i5: use v1i fixed p43i\n  i6: branch -> block1()\n",
+    )
+    .replace("  i6: ret\n", "  i7: ret\n");
+    let named = variant(
+        "  i2: op; clobbers [p0i, p1i, p2i]\n",
+        "  i2: nonalloc p43i; clobbers [p0i, p1i, p2i]\n",
+    );
+    let multi_defs = variant(
+        "spillslot_size [1, 1, 2]",
+        "spillslot_size [1, 1, 2] allow_multiple_vreg_defs",
+    );
+    let off = crate::Options {
+        fixed_slot_homes: false,
+        ..Default::default()
+    };
+    for (source, homed) in [
+        (case, true),
+        (&clobbered[..], false),
+        (&shared[..], false),
+        (&named[..], false),
+        (&multi_defs[..], false),
+    ] {
+        let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
+        let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
+        let (without, _) = alloc_with(&f, &env, &off);
+        let (c_on, c_off) = (
+            cost(&f, &env, &on).weighted,
+            cost(&f, &env, &without).weighted,
+        );
+        let listing = listing_with_output(&f, &on);
+        assert_eq!(stats.fixed_slot_homes, usize::from(homed), "{listing}");
+        if homed {
+            assert!(c_on < c_off, "{c_on} >= {c_off}\n{listing}");
+            assert_eq!(on.num_spillslots, 0, "{listing}");
+        } else {
+            assert_eq!(c_on, c_off, "{listing}");
+        }
+    }
+}
+
 /// Allocates each text-format function with and without `early_fixed_slot_writes`:
 /// where a write is expected, exactly one is made and the allocation is cheaper; where
 /// none is, none is made and the cost is the same.
