@@ -90,6 +90,18 @@ impl LoopInfo {
         }
     }
 
+    /// Is `b` in the natural loop headed by `h` (or in a loop nested in it)?
+    pub fn in_loop(&self, b: Block, h: Block) -> bool {
+        let mut x = self.header[b.index()];
+        while x.is_valid() {
+            if x == h {
+                return true;
+            }
+            x = self.parent[x.index()];
+        }
+        false
+    }
+
     fn find(&mut self, x: Block) -> u32 {
         let mut r = x.index() as u32;
         while self.union_find[r as usize] != r {

@@ -36,10 +36,17 @@
 
 use super::OutputBuilder;
 use crate::analysis::intervals::before;
-use regalloc2::{Allocation, Function, Inst, OperandConstraint, OperandKind, Output, PReg, VReg};
+use regalloc2::{
+    Allocation, Block, Function, Inst, OperandConstraint, OperandKind, Output, PReg, VReg,
+};
 
 /// Instructions searched back from the use for the value in a register.
 const MAX_DISTANCE: usize = 64;
+/// Blocks in a function beyond which a use in a loop header is not written for before
+/// the loop, and instructions in the loop beyond which it is not either
+/// (`loop_leaves_slot`).
+const MAX_LOOP_BLOCKS: usize = 1024;
+const MAX_LOOP_INSTS: usize = 4096;
 
 /// `slot_readers`' mark for a fixed stack slot that a def, a clobber, a non-allocatable
 /// operand or the uses of more than one vreg name.
@@ -99,9 +106,13 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         // write also runs on the predecessor's other successors, so the slot must be one
         // no operand reads without the allocator writing it first (not named by a fixed
         // non-allocatable operand anywhere), and it must be no more frequent than the
-        // move it replaces.
-        let &[pred] = self.func.block_preds(block) else {
-            return None;
+        // move it replaces. A loop header's only predecessor outside the loop serves as
+        // well when nothing in the loop touches the slot (`loop_leaves_slot`).
+        let preds = self.func.block_preds(block);
+        let header = preds.len() > 1;
+        let pred = match preds {
+            &[pred] => pred,
+            _ => self.loop_entry(block)?,
         };
         if self.an.live.nonallocatable_named.contains(slot)
             || self.an.freq.of(pred) > self.an.freq.of(block)
@@ -118,11 +129,65 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             Search::Found(at, r) => {
                 let block_start = before(self.func.block_insns(block).first());
                 let clear = !self.slot_piece_between(slot, v, at, before(Inst::new(end)) - 1)
-                    && !self.slot_piece_between(slot, v, block_start, before(inst));
+                    && !self.slot_piece_between(slot, v, block_start, before(inst))
+                    && (!header || self.loop_leaves_slot(block, v, slot));
                 clear.then_some(EarlyWrite::At(at, r))
             }
             Search::Clear => None,
         }
+    }
+
+    /// The predecessor of loop header `block` outside the loop: its one predecessor it
+    /// does not dominate, when every other one is (each enters by a back edge).
+    fn loop_entry(&self, block: Block) -> Option<Block> {
+        let cfg = &self.an.cfg;
+        let mut outside = self
+            .func
+            .block_preds(block)
+            .iter()
+            .filter(|&&p| !cfg.dominates(block, p));
+        let entry = *outside.next()?;
+        outside.next().is_none().then_some(entry)
+    }
+
+    /// Whether nothing in the loop `header` heads touches `slot`: no operand of another
+    /// vreg (or a non-allocatable one) is fixed to it, no clobber lists it and no other
+    /// value's piece lives in it. A path from the header back to it runs through the
+    /// loop's blocks only (each reaches a back edge without passing the header), so a
+    /// write made before the loop still holds at the header on every iteration; what
+    /// the loop's exits do is after the last use there. Gives up (false)
+    /// past `MAX_LOOP_BLOCKS` blocks in the function or `MAX_LOOP_INSTS` instructions in
+    /// the region: the check runs once per use, and uses can be many.
+    fn loop_leaves_slot(&mut self, header: Block, v: VReg, slot: PReg) -> bool {
+        let nb = self.func.num_blocks();
+        if nb > MAX_LOOP_BLOCKS {
+            return false;
+        }
+        let mut budget = MAX_LOOP_INSTS;
+        for b in (0..nb).map(Block::new) {
+            if !self.an.loops.in_loop(b, header) {
+                continue;
+            }
+            let insns = self.func.block_insns(b);
+            let Some(rest) = budget.checked_sub(insns.len()) else {
+                return false;
+            };
+            budget = rest;
+            for i in insns.iter() {
+                let named = self.func.inst_operands(i).iter().any(|o| {
+                    matches!(o.constraint(), OperandConstraint::FixedReg(p) if p == slot)
+                        && (o.vreg() != v || o.as_fixed_nonallocatable().is_some())
+                });
+                if named || self.func.inst_clobbers(i).contains(slot) {
+                    return false;
+                }
+            }
+            let (first, last) = (insns.first(), insns.last());
+            if self.slot_piece_between(slot, v, before(first), before(last) + 1) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Walks `block`'s instructions before `until` backwards, within `budget`: the

@@ -747,6 +747,32 @@ fn a_fixed_stack_slot_is_written_in_the_predecessor_only_when_safe_and_cheaper()
     early_writes_expected(&[(case, true), (&read_in_block2, false), (&in_a_loop, false)]);
 }
 
+/// The case `fixed-slot-written-before-the-loop.txt` writes p43i for the loop header's
+/// use once, in the loop's entry block, though the header has two predecessors and v1
+/// uses p43i after the loop. With v1's use moved into the loop's latch, or a clobber of
+/// p43i in the loop, the slot would not hold v0 on the next iteration (the checker
+/// fails with `loop_leaves_slot` always true): neither variant writes early.
+#[test]
+fn a_fixed_stack_slot_is_written_before_the_loop_only_when_the_loop_leaves_it() {
+    let case = include_str!("../../tests/cases/fixed-slot-written-before-the-loop.txt");
+    let used_in_latch = case
+        .replace(
+            "  i6: branch -> block1()\n",
+            "  i6: use v1i fixed p43i\n  i7: branch -> block1()\n",
+        )
+        .replace(
+            "  i7: use v1i fixed p43i\n  i8: ret\n",
+            "  i8: op\n  i9: ret\n",
+        );
+    assert!(used_in_latch.contains("i9: ret"));
+    let clobbered = case.replace(
+        "  i4: op; clobbers [p0i, p1i, p2i]\n",
+        "  i4: op; clobbers [p0i, p1i, p2i, p43i]\n",
+    );
+    assert_ne!(clobbered, case);
+    early_writes_expected(&[(case, true), (&used_in_latch, false), (&clobbered, false)]);
+}
+
 /// The case `fixed-slot-written-at-the-def.txt` writes p43i once, right after v0's def,
 /// for its use in the loop. Each variant breaks one condition of that write: a clobber of
 /// p43i on the way (the write would be lost: the checker fails with the clobber check
