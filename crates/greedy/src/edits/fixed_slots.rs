@@ -42,11 +42,11 @@ use regalloc2::{
 
 /// Instructions searched back from the use for the value in a register.
 const MAX_DISTANCE: usize = 64;
-/// Blocks in a function beyond which a use in a loop header is not written for before
-/// the loop, and instructions in the loop beyond which it is not either
-/// (`loop_leaves_slot`).
-const MAX_LOOP_BLOCKS: usize = 1024;
-const MAX_LOOP_INSTS: usize = 4096;
+/// Work (blocks, instructions and pieces looked at) that `loop_leaves_slot` may do in
+/// one function, over all its calls: each call is linear in the function's blocks, the
+/// loop's instructions and the pieces in fixed stack slots, and there is a call per use
+/// in a loop header. Past it, such uses keep their move at the use.
+pub(super) const LOOP_CHECK_BUDGET: usize = 1 << 20;
 
 /// `slot_readers`' mark for a fixed stack slot that a def, a clobber, a non-allocatable
 /// operand or the uses of more than one vreg name.
@@ -155,39 +155,59 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// value's piece lives in it. A path from the header back to it runs through the
     /// loop's blocks only (each reaches a back edge without passing the header), so a
     /// write made before the loop still holds at the header on every iteration; what
-    /// the loop's exits do is after the last use there. Gives up (false)
-    /// past `MAX_LOOP_BLOCKS` blocks in the function or `MAX_LOOP_INSTS` instructions in
-    /// the region: the check runs once per use, and uses can be many.
+    /// the loop's exits do is after the last use there. False once the function's
+    /// `LOOP_CHECK_BUDGET` is spent.
     fn loop_leaves_slot(&mut self, header: Block, v: VReg, slot: PReg) -> bool {
+        self.list_slot_facts();
         let nb = self.func.num_blocks();
-        if nb > MAX_LOOP_BLOCKS {
+        let Some(left) = self
+            .ctx
+            .loop_check_budget
+            .checked_sub(nb + self.ctx.slot_pieces.len())
+        else {
+            self.ctx.loop_check_budget = 0;
             return false;
-        }
-        let mut budget = MAX_LOOP_INSTS;
+        };
+        self.ctx.loop_check_budget = left;
+        let mut ranges = std::mem::take(&mut self.ctx.loop_ranges);
+        ranges.clear();
+        let mut clear = true;
         for b in (0..nb).map(Block::new) {
             if !self.an.loops.in_loop(b, header) {
                 continue;
             }
             let insns = self.func.block_insns(b);
-            let Some(rest) = budget.checked_sub(insns.len()) else {
-                return false;
+            let Some(left) = self.ctx.loop_check_budget.checked_sub(insns.len()) else {
+                self.ctx.loop_check_budget = 0;
+                clear = false;
+                break;
             };
-            budget = rest;
-            for i in insns.iter() {
-                let named = self.func.inst_operands(i).iter().any(|o| {
-                    matches!(o.constraint(), OperandConstraint::FixedReg(p) if p == slot)
-                        && (o.vreg() != v || o.as_fixed_nonallocatable().is_some())
-                });
-                if named || self.func.inst_clobbers(i).contains(slot) {
+            self.ctx.loop_check_budget = left;
+            let touched = insns.iter().any(|i| {
+                self.func.inst_clobbers(i).contains(slot)
+                    || self.func.inst_operands(i).iter().any(|o| {
+                        matches!(o.constraint(), OperandConstraint::FixedReg(p) if p == slot)
+                            && (o.vreg() != v || o.as_fixed_nonallocatable().is_some())
+                    })
+            });
+            if touched {
+                clear = false;
+                break;
+            }
+            ranges.push((before(insns.first()), before(insns.last()) + 2));
+        }
+        // Blocks in layout order: the ranges are sorted and disjoint.
+        let target = v.vreg() as u32;
+        clear = clear
+            && !self.ctx.slot_pieces.iter().any(|&(p, w, s, e)| {
+                if p != slot || w == target {
                     return false;
                 }
-            }
-            let (first, last) = (insns.first(), insns.last());
-            if self.slot_piece_between(slot, v, before(first), before(last) + 1) {
-                return false;
-            }
-        }
-        true
+                let k = ranges.partition_point(|&(_, end)| end <= s);
+                ranges.get(k).is_some_and(|&(start, _)| start < e)
+            });
+        self.ctx.loop_ranges = ranges;
+        clear
     }
 
     /// Walks `block`'s instructions before `until` backwards, within `budget`: the

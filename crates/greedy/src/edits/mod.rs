@@ -113,6 +113,10 @@ pub(crate) struct EditsCtx {
     slot_readers: Vec<(PReg, u32)>,
     /// The fixed stack slots written once after their reader's def, as (slot, vreg).
     slots_written_at_def: Vec<(PReg, u32)>,
+    /// Work left this function for `fixed_slots::loop_leaves_slot` (blocks, instructions
+    /// and pieces looked at), and the point ranges of the loop it checks.
+    loop_check_budget: usize,
+    loop_ranges: Vec<(u32, u32)>,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -133,6 +137,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         }
         self.ctx.slot_pieces_listed = false;
         self.ctx.slots_written_at_def.clear();
+        self.ctx.loop_check_budget = fixed_slots::LOOP_CHECK_BUDGET;
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
