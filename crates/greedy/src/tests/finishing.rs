@@ -784,11 +784,7 @@ fn a_fixed_stack_slot_is_written_before_the_loop_only_when_the_loop_leaves_it() 
 #[test]
 fn a_fixed_stack_slot_is_written_at_the_def_only_when_it_is_the_values_alone() {
     let case = include_str!("../../tests/cases/fixed-slot-written-at-the-def.txt");
-    let variant = |from: &str, to: &str| {
-        let v = case.replace(from, to);
-        assert_ne!(v, case, "{from}");
-        v
-    };
+    let variant = |from: &str, to: &str| case_variant(case, from, to);
     let clobbered = variant(
         "  i2: op; clobbers [p0i]\n",
         "  i2: op; clobbers [p0i, p43i]\n",
@@ -865,11 +861,7 @@ fn a_fixed_stack_slot_is_written_at_the_def_only_when_it_is_the_values_alone() {
 #[test]
 fn a_spilled_value_is_homed_in_its_defs_fixed_slot_only_when_the_slot_is_its_alone() {
     let case = include_str!("../../tests/cases/fixed-slot-home.txt");
-    let variant = |from: &str, to: &str| {
-        let v = case.replace(from, to);
-        assert_ne!(v, case, "{from}");
-        v
-    };
+    let variant = |from: &str, to: &str| case_variant(case, from, to);
     let clobbered = variant(
         "  i2: op; clobbers [p0i, p1i, p2i]\n",
         "  i2: op; clobbers [p0i, p1i, p2i, p43i]\n",
@@ -891,29 +883,26 @@ fn a_spilled_value_is_homed_in_its_defs_fixed_slot_only_when_the_slot_is_its_alo
         fixed_slot_homes: false,
         ..Default::default()
     };
-    for (source, homed) in [
-        (case, true),
-        (&clobbered[..], false),
-        (&shared[..], false),
-        (&named[..], false),
-        (&multi_defs[..], false),
-    ] {
-        let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
-        let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
-        let (without, _) = alloc_with(&f, &env, &off);
-        let (c_on, c_off) = (
-            cost(&f, &env, &on).weighted,
-            cost(&f, &env, &without).weighted,
-        );
-        let listing = listing_with_output(&f, &on);
-        assert_eq!(stats.fixed_slot_homes, usize::from(homed), "{listing}");
-        if homed {
-            assert!(c_on < c_off, "{c_on} >= {c_off}\n{listing}");
-            assert_eq!(on.num_spillslots, 0, "{listing}");
-        } else {
-            assert_eq!(c_on, c_off, "{listing}");
-        }
-    }
+    let outs = counted_once_where_expected(
+        &[
+            (case, true),
+            (&clobbered, false),
+            (&shared, false),
+            (&named, false),
+            (&multi_defs, false),
+        ],
+        &off,
+        |s| s.fixed_slot_homes,
+    );
+    // The homed value needs no spill slot of its own.
+    assert_eq!(outs[0].num_spillslots, 0);
+}
+
+/// `case` with `from` replaced by `to`, which must occur in it.
+fn case_variant(case: &str, from: &str, to: &str) -> String {
+    let v = case.replace(from, to);
+    assert_ne!(v, case, "{from}");
+    v
 }
 
 /// Allocates each text-format function with and without `early_fixed_slot_writes`:
@@ -924,24 +913,34 @@ fn early_writes_expected(cases: &[(&str, bool)]) {
         early_fixed_slot_writes: false,
         ..Default::default()
     };
-    for &(source, wrote) in cases {
+    counted_once_where_expected(cases, &off, |s| s.early_fixed_slot_writes);
+}
+
+/// Allocates each text-format function with the default options and with `off`: where
+/// `expected`, `counter` counts one and the allocation is cheaper than with `off`;
+/// elsewhere it counts none and the cost is the same. Returns the default allocations.
+fn counted_once_where_expected(
+    cases: &[(&str, bool)],
+    off: &crate::Options,
+    counter: fn(&crate::Stats) -> usize,
+) -> Vec<Output> {
+    let mut outs = Vec::new();
+    for &(source, expected) in cases {
         let (f, env) = ragreedy_testkit::text::parse(source).expect("parse");
         let (on, stats) = alloc_with(&f, &env, &crate::Options::default());
-        let (without, _) = alloc_with(&f, &env, &off);
+        let (without, _) = alloc_with(&f, &env, off);
         let (c_on, c_off) = (
             cost(&f, &env, &on).weighted,
             cost(&f, &env, &without).weighted,
         );
         let listing = listing_with_output(&f, &on);
-        assert_eq!(
-            stats.early_fixed_slot_writes,
-            usize::from(wrote),
-            "{listing}"
-        );
-        if wrote {
+        assert_eq!(counter(&stats), usize::from(expected), "{listing}");
+        if expected {
             assert!(c_on < c_off, "{c_on} >= {c_off}\n{listing}");
         } else {
             assert_eq!(c_on, c_off, "{listing}");
         }
+        outs.push(on);
     }
+    outs
 }
