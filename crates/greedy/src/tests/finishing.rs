@@ -773,6 +773,57 @@ fn a_fixed_stack_slot_is_written_before_the_loop_only_when_the_loop_leaves_it() 
     early_writes_expected(&[(case, true), (&used_in_latch, false), (&clobbered, false)]);
 }
 
+/// 2,000 loops in a row, each entered from a block that defines a value its header uses
+/// in p43i (the slot is no value's alone, so no write at the def): each use may be
+/// written for in its loop's entry, but each check is linear in the function's 6,001
+/// blocks, so `LOOP_CHECK_BUDGET` stops them after 174. The early writes made are
+/// counted: all 2,000 without the budget.
+#[test]
+fn writes_before_loops_stop_at_the_functions_budget() {
+    let loops = 2000;
+    let mut text = String::from(
+        "env int preferred [p0i..p2i] non_preferred []\nenv fixed_stack_slots [p43i]\n",
+    );
+    text += &format!(
+        "func entry block0 num_vregs {} spillslot_size [1, 1, 2]\n",
+        loops + 1
+    );
+    text += "block0: succs [1]\n  i0: def v0i reg\n  i1: branch -> block1()\n";
+    let mut i = 2;
+    for k in 0..loops {
+        let (h, l, e) = (3 * k + 1, 3 * k + 2, 3 * k + 3);
+        let entry = if k == 0 { 0 } else { h - 1 };
+        text += &format!("block{h}: preds [{entry}, {l}] succs [{l}, {e}]\n");
+        text += &format!("  i{i}: use v{k}i fixed p43i\n");
+        text += &format!("  i{}: op; clobbers [p0i, p1i, p2i]\n", i + 1);
+        text += &format!("  i{}: branch -> block{l}(), block{e}()\n", i + 2);
+        text += &format!(
+            "block{l}: preds [{h}] succs [{h}]\n  i{}: branch -> block{h}()\n",
+            i + 3
+        );
+        i += 4;
+        if k + 1 < loops {
+            text += &format!("block{e}: preds [{h}] succs [{}]\n", e + 1);
+            text += &format!(
+                "  i{i}: def v{}i reg\n  i{}: branch -> block{}()\n",
+                k + 1,
+                i + 1,
+                e + 1
+            );
+            i += 2;
+        } else {
+            text += &format!("block{e}: preds [{h}]\n  i{i}: ret\n");
+        }
+    }
+    let (f, env) = ragreedy_testkit::text::parse(&text).expect("parse");
+    let (_, stats) = alloc_with(&f, &env, &crate::Options::default());
+    assert!(
+        stats.early_fixed_slot_writes > 0 && stats.early_fixed_slot_writes < loops / 4,
+        "{} early writes for {loops} loops",
+        stats.early_fixed_slot_writes
+    );
+}
+
 /// The case `fixed-slot-written-at-the-def.txt` writes p43i once, right after v0's def,
 /// for its use in the loop. Each variant breaks one condition of that write: a clobber of
 /// p43i on the way (the write would be lost: the checker fails with the clobber check
