@@ -72,8 +72,9 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// Where and from which register to write fixed stack slot `slot` early with `v`,
     /// used at `inst`: right after `v`'s def if the slot is `v`'s alone (`write_at_def`;
     /// `Written` for the uses after the first), else the point right after the latest
-    /// instruction that left `v` in a register, in `inst`'s block or in its only
-    /// predecessor, if nothing touches `slot` from there to `inst`.
+    /// instruction that left `v` in a register, in `inst`'s block, in its only
+    /// predecessor or, for a loop header, in the loop's entry, if nothing touches `slot`
+    /// from there to `inst` (nor, for the entry, anywhere in the loop).
     pub(super) fn early_fixed_slot_source(
         &mut self,
         out: &Output,

@@ -49,7 +49,7 @@ use regalloc2::{
 pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
     /// Scratch of `slots::home_in_fixed_slots`: who names each fixed stack slot.
-    pub fixed_slot_namers: Vec<(PReg, u32)>,
+    pub fixed_slot_namers: Vec<(PReg, u32, bool)>,
     /// The pieces of each vreg: `Main` ones (split products included; retired ones
     /// have no segments) and reload pieces.
     pub vreg_pieces: Lists<IntervalId>,

@@ -17,7 +17,7 @@
 use super::SpillSlots;
 use crate::analysis::Analyses;
 use log::debug;
-use regalloc2::{Function, Inst, MachineEnv, OperandConstraint, OperandKind, PReg, PRegSet};
+use regalloc2::{Function, Inst, MachineEnv, OperandConstraint, OperandKind, PReg, PRegSet, VReg};
 
 /// Who names a fixed stack slot: the vreg whose operands alone name it, or `SHARED`.
 const SHARED: u32 = u32::MAX;
@@ -32,7 +32,7 @@ pub(crate) fn home_in_fixed_slots<F: Function + ?Sized>(
     an: &Analyses,
     taken: PRegSet,
     slots: &mut SpillSlots,
-    namers: &mut Vec<(PReg, u32)>,
+    namers: &mut Vec<(PReg, u32, bool)>,
 ) -> usize {
     if env.fixed_stack_slots.is_empty() || func.allow_multiple_vreg_defs() {
         return 0;
@@ -41,8 +41,10 @@ pub(crate) fn home_in_fixed_slots<F: Function + ?Sized>(
     for &p in &env.fixed_stack_slots {
         stack.add(p);
     }
+    // Per fixed stack slot: the vreg whose operands alone name it (or `SHARED`), and
+    // whether that vreg's def, not on a terminator, is one of them while the value
+    // awaits a spill slot (a candidate for the home).
     namers.clear();
-    let mut candidates = 0;
     // Every operand fixed to a register is on an instruction of this list (the fixed
     // non-allocatable ones are in `nonallocatable_named` instead).
     for &inst in &an.live.copy_or_fixed_insts {
@@ -55,18 +57,17 @@ pub(crate) fn home_in_fixed_slots<F: Function + ?Sized>(
                 continue;
             }
             let v = op.vreg().vreg() as u32;
-            match namers.iter_mut().find(|(q, _)| *q == p) {
-                Some((_, who)) if *who != v => *who = SHARED,
-                Some(_) => {}
-                None => namers.push((p, v)),
-            }
             // A def on a terminator has no room for the copy this saves.
-            if op.kind() == OperandKind::Def && !terminator && slots.awaits_layout(op.vreg()) {
-                candidates += 1;
+            let candidate =
+                op.kind() == OperandKind::Def && !terminator && slots.awaits_layout(op.vreg());
+            match namers.iter_mut().find(|(q, _, _)| *q == p) {
+                Some((_, who, _)) if *who != v => *who = SHARED,
+                Some((_, _, def)) => *def |= candidate,
+                None => namers.push((p, v, candidate)),
             }
         }
     }
-    if candidates == 0 {
+    if !namers.iter().any(|&(_, who, def)| def && who != SHARED) {
         return 0;
     }
     let mut clobbered = PRegSet::empty();
@@ -74,30 +75,17 @@ pub(crate) fn home_in_fixed_slots<F: Function + ?Sized>(
         clobbered.union_from(func.inst_clobbers(Inst::new(i)));
     }
     let mut homed = 0;
-    for &inst in &an.live.copy_or_fixed_insts {
-        if func.is_branch(inst) || func.is_ret(inst) {
-            continue;
-        }
-        for op in func.inst_operands(inst) {
-            let OperandConstraint::FixedReg(p) = op.constraint() else {
-                continue;
-            };
-            let v = op.vreg();
-            if op.kind() != OperandKind::Def || !stack.contains(p) || !slots.awaits_layout(v) {
-                continue;
-            }
-            let alone = namers
-                .iter()
-                .any(|&(q, who)| q == p && who == v.vreg() as u32);
-            if alone
-                && !an.live.nonallocatable_named.contains(p)
-                && !clobbered.contains(p)
-                && !taken.contains(p)
-            {
-                debug!("{v}: its def's fixed stack slot {p} is its stack home");
-                slots.home_in_fixed_slot(v, p);
-                homed += 1;
-            }
+    for &(p, who, def) in namers.iter() {
+        if def
+            && who != SHARED
+            && !an.live.nonallocatable_named.contains(p)
+            && !clobbered.contains(p)
+            && !taken.contains(p)
+        {
+            let v = VReg::new(who as usize, p.class());
+            debug!("{v}: its def's fixed stack slot {p} is its stack home");
+            slots.home_in_fixed_slot(v, p);
+            homed += 1;
         }
     }
     homed
