@@ -269,12 +269,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             last_segment[b.index()] = NO_SEGMENT;
         }
         let def_block = self.an.live.def_block[iv.vreg.vreg()];
+        // Spilling all of a block parameter stores it at its block's start too, which no
+        // operand of it stands for in `stack_cost`: the baseline the labelling must beat
+        // includes that store (an instruction's def is charged as its operand already).
+        let mut param_store = 0.0;
         if !self.out.slots.has_slot(iv.vreg)
             && def_block.is_valid()
             && let Some(k) = blocks.iter().position(|&b| b == def_block)
         {
-            boundary[k] += MEMORY_COST * self.an.freq.of(def_block);
+            let store = MEMORY_COST * self.an.freq.of(def_block);
+            boundary[k] += store;
             descent.charged.push(k as u32);
+            if self.an.live.def_inst(iv.vreg).is_none() {
+                param_store = store;
+            }
         }
         adj.fill(n, links);
         // A register segment serves a fixed def by a move unless the register is the
@@ -290,7 +298,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
         // A pre-split (`cap`) must beat the callee-saved register it stands in for, not
         // spilling, and has no compact region (LLVM's pre-split has none either).
-        let threshold = cap.unwrap_or(spill_all * HYSTERESIS);
+        let threshold = cap.unwrap_or((spill_all + param_store) * HYSTERESIS);
         // LLVM's compact region is the first candidate (no register: `None`): the value
         // keeps a register of its own, not chosen yet, in its use blocks. A register
         // candidate must beat it; a tie goes to the register in hand, since the compact
