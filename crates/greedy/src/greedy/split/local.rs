@@ -720,14 +720,36 @@ pub(crate) struct LocalScratch {
 mod tests {
     use super::*;
 
+    /// The most uses of any window `a..=b` of `uses` whose cells `2a..=2b` are all
+    /// `usable`, found by trying every window.
+    fn longest_window(uses: usize, usable: impl Fn(usize) -> bool) -> usize {
+        (0..uses)
+            .flat_map(|a| (a..uses).map(move |b| (a, b)))
+            .filter(|&(a, b)| (2 * a..=2 * b).all(&usable))
+            .map(|(a, b)| b - a + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Runs `check` on 500 random rows of 1-12 uses drawn from `seed` (`next(n)` is
+    /// below `n`). `check` answers whether its row's longest window holds fewer than all
+    /// uses; more than 100 rows must (the case a bound prunes).
+    fn on_random_rows(seed: u64, mut check: impl FnMut(&mut dyn FnMut(u64) -> u64, usize) -> bool) {
+        let mut next = crate::tests::xorshift(seed);
+        let cut_short = (0..500)
+            .filter(|_| {
+                let uses = 1 + next(12) as usize;
+                check(&mut next, uses)
+            })
+            .count();
+        assert!(cut_short > 100, "{cut_short} rows cut short");
+    }
+
     /// The longest finite run is the most uses of any window `a..=b` whose cells `2a..=2b`
     /// are all finite, checked against every window on random cell rows.
     #[test]
     fn longest_finite_run_is_the_longest_finite_window() {
-        let mut next = crate::tests::xorshift(0x51af_d7ed_558c_cd00);
-        let mut cut_short = 0;
-        for _ in 0..500 {
-            let uses = 1 + next(12) as usize;
+        on_random_rows(0x51af_d7ed_558c_cd00, |next, uses| {
             let cells: Vec<f32> = (0..2 * uses - 1)
                 .map(|_| {
                     if next(4) == 0 {
@@ -737,19 +759,10 @@ mod tests {
                     }
                 })
                 .collect();
-            let mut longest = 0;
-            for a in 0..uses {
-                for b in a..uses {
-                    if cells[2 * a..=2 * b].iter().all(|w| w.is_finite()) {
-                        longest = longest.max(b - a + 1);
-                    }
-                }
-            }
+            let longest = longest_window(uses, |c| cells[c].is_finite());
             assert_eq!(longest_finite_run(&cells), longest, "{cells:?}");
-            cut_short += usize::from(longest < uses);
-        }
-        // Rows an infinite cell cuts short were drawn (the case the bound prunes).
-        assert!(cut_short > 100);
+            longest < uses
+        });
     }
 
     /// `longest_run_between` is the most uses of any window `a..=b` whose cells `2a..=2b`
@@ -757,10 +770,7 @@ mod tests {
     /// gaps included) and random blocked ranges.
     #[test]
     fn longest_run_between_is_the_longest_unblocked_window() {
-        let mut next = crate::tests::xorshift(0x2545_f491_4f6c_dd1d);
-        let mut cut_short = 0;
-        for _ in 0..500 {
-            let uses = 1 + next(12) as usize;
+        on_random_rows(0x2545_f491_4f6c_dd1d, |next, uses| {
             // Cell c is bounds[c]..bounds[c + 1]; a use is at least a point long, a gap
             // may be empty.
             let mut bounds = vec![next(4) as u32];
@@ -785,20 +795,11 @@ mod tests {
                         .iter()
                         .any(|&(s, e)| s < bounds[c + 1] && bounds[c] < e)
             };
-            let mut longest = 0;
-            for a in 0..uses {
-                for b in a..uses {
-                    if !(2 * a..=2 * b).any(touched) {
-                        longest = longest.max(b - a + 1);
-                    }
-                }
-            }
+            let longest = longest_window(uses, |c| !touched(c));
             let found = longest_run_between(&bounds, uses, blocked.iter().copied());
             assert_eq!(found, longest, "{bounds:?} {blocked:?}");
-            cut_short += usize::from(longest < uses);
-        }
-        // Rows a blocked range cuts short were drawn (the case that skips a candidate).
-        assert!(cut_short > 100);
+            longest < uses
+        });
     }
 
     /// `CrossedSteps::fold` gives the extremes a plain fold over the window gives, for
