@@ -4,6 +4,7 @@
 //! it, and the pieces before and after the window are requeued.
 
 use super::{HYSTERESIS, MAX_CANDIDATES, Placement, Product};
+use crate::analysis::intervals::RegReservations;
 use crate::analysis::intervals::Segment;
 use crate::greedy::Allocator;
 use crate::greedy::advisor::EvictionAdvisor;
@@ -11,7 +12,7 @@ use crate::greedy::interval::{IntervalId, LiveInterval, Stage};
 use crate::greedy::matrix::fixed_conflict_from;
 use crate::observe::{SplitKind, observe};
 use log::debug;
-use regalloc2::{Function, PReg};
+use regalloc2::{Function, PReg, VReg};
 
 /// Use instructions beyond which an interval is not local-split. Each split leaves
 /// fewer uses per product, and each attempt is linear in the uses per candidate (free
@@ -75,6 +76,23 @@ fn longest_finite_run(cells: &[f32]) -> usize {
         }
     }
     longest
+}
+
+/// The point ranges over `seg` that `reservations` (one register's) hold for values other
+/// than `owner`, in increasing order.
+fn reserved_for_others<'r>(
+    reservations: &'r RegReservations,
+    owner: VReg,
+    seg: Segment,
+) -> impl Iterator<Item = (u32, u32)> + 'r {
+    let first = reservations.first_ending_after(0, seg.start);
+    reservations
+        .get(first..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(move |res| res.start < seg.end)
+        .filter(move |res| res.owner != owner)
+        .map(|res| (res.start, res.end))
 }
 
 /// The most use instructions a local-split window may hold without touching any of
@@ -381,16 +399,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if evicting
                 && fixed
                 && best.is_some_and(|w| {
-                    let mut r = reservations.first_ending_after(0, seg.start);
-                    let others = std::iter::from_fn(|| {
-                        loop {
-                            let res = reservations.get(r).filter(|res| res.start < seg.end)?;
-                            r += 1;
-                            if res.owner != iv.vreg {
-                                return Some((res.start, res.end));
-                            }
-                        }
-                    });
+                    let others = reserved_for_others(reservations, iv.vreg, seg);
                     longest_run_between(&bounds[..=n_cells], m, others) < w.uses
                 })
             {
@@ -434,16 +443,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     }
                 }
                 if fixed {
-                    let mut r = reservations.first_ending_after(0, seg.start);
                     let mut from = 0;
-                    while let Some(res) = reservations.get(r)
-                        && res.start < seg.end
-                    {
-                        r += 1;
-                        if res.owner == iv.vreg {
-                            continue;
-                        }
-                        for c in cells_overlapping(cells, &mut from, res.start, res.end) {
+                    for (start, end) in reserved_for_others(reservations, iv.vreg, seg) {
+                        for c in cells_overlapping(cells, &mut from, start, end) {
                             cell_weight[c] = f32::INFINITY;
                             cell_first[c] = u32::MAX;
                             cell_last[c] = 0;
