@@ -367,7 +367,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
         }
         let freq = self.an.freq.of(self.block_of_point(seg.start));
-        let estimate = |a: usize, b: usize| {
+        let estimate_of = |a: usize, b: usize| {
             freq * (ops_before[b + 1] - ops_before[a]) as f32
                 / (window_of(a, b).len() as f32 / 2.0 + 25.0)
         };
@@ -577,14 +577,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // The operands the longest window from `a` holds: with the length so
                 // far, a bound on the estimate of every window from `a` not yet seen.
                 let ops_reach = freq * (ops_before[end] - ops_before[a]) as f32;
+                let start = window_of(a, a).start;
+                let ops_a = ops_before[a];
                 let mut b = b0;
-                let mut ahead = steps[b0..end - 1].iter();
+                // Use `b`'s instruction and the operands through it, walked with the
+                // steps (no index to check per step).
+                let (mut inst_b, mut ops_b) = (insts[b0], ops_before[b0 + 1]);
+                let mut ahead = steps[b0..end - 1]
+                    .iter()
+                    .zip(&insts[b0 + 1..end])
+                    .zip(&ops_before[b0 + 2..end + 1]);
                 loop {
                     if first != u32::MAX && (last - first + 1) as usize > max_interference {
                         break;
                     }
                     if heaviest > 0.0 && b + 1 - a >= need {
-                        let denom = window_of(a, b).len() as f32 / 2.0 + 25.0;
+                        // `estimate_of(a, b)`'s denominator, the window's start read once.
+                        let len = (2 * inst_b + 2).min(seg.end) - start;
+                        debug_assert_eq!(len, window_of(a, b).len());
+                        let denom = len as f32 / 2.0 + 25.0;
                         // Heavier occupants and longer windows are all that follow.
                         if ops_reach / denom * HYSTERESIS <= heaviest {
                             debug_assert!(
@@ -592,18 +603,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                                     let h = steps[b..c]
                                         .iter()
                                         .fold(heaviest, |h, s| if s.0 > h { s.0 } else { h });
-                                    estimate(a, c) * HYSTERESIS <= h
+                                    estimate_of(a, c) * HYSTERESIS <= h
                                 }),
                                 "the bound cut off a window that qualifies"
                             );
                             break;
                         }
-                        if estimate(a, b) * HYSTERESIS > heaviest {
+                        let estimate = freq * (ops_b - ops_a) as f32 / denom;
+                        debug_assert_eq!(estimate.to_bits(), estimate_of(a, b).to_bits());
+                        if estimate * HYSTERESIS > heaviest {
                             consider(&mut best, a, b, heaviest);
                             need = need_of(best);
                         }
                     }
-                    let Some(&step) = ahead.next() else {
+                    let Some(((&step, &inst), &ops)) = ahead.next() else {
                         break;
                     };
                     widen(&mut heaviest, &mut first, &mut last, step);
@@ -611,6 +624,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         break;
                     }
                     b += 1;
+                    (inst_b, ops_b) = (inst, ops);
                 }
             }
         }
