@@ -324,11 +324,25 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // a probe per use segment each, where weighing one probes every segment.
             let mut ranked = [(0.0f32, PReg::invalid()); MAX_CANDIDATES];
             for (slot, &p) in ranked.iter_mut().zip(candidates.iter()) {
+                // `free_over` per use segment, by cursors (the segments come in order).
+                let reservations = &self.an.intervals.fixed[p.index()];
+                let fixed = iv.fixed_conflicts.contains(p);
+                let (mut probe, mut lo) = (self.ctx.matrix.probe(p), 0);
+                let mut free = |s: Segment| {
+                    !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+                        && probe.is_free(s)
+                };
                 let forced: f32 = iv
                     .segments
                     .iter()
                     .zip(stack_cost.iter())
-                    .filter(|&(&s, &cost)| cost > 0.0 && !self.free_over(p, iv, s))
+                    .filter(|&(&s, &cost)| {
+                        cost > 0.0 && {
+                            let free = free(s);
+                            debug_assert_eq!(free, self.free_over(p, iv, s));
+                            !free
+                        }
+                    })
                     .map(|(_, &cost)| cost)
                     .sum();
                 *slot = (forced, p);
@@ -374,15 +388,21 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut partial = false;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            for (k, &s) in iv.segments.iter().enumerate() {
-                free[k] = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+            let per_segment = iv
+                .segments
+                .iter()
+                .zip(free.iter_mut())
+                .zip(modes.iter_mut())
+                .zip(spans.iter().zip(stack_cost.iter()));
+            for (((&s, free), mode), (&span, &cost)) in per_segment {
+                *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                     && probe.is_free(s);
-                if free[k] {
+                if *free {
                     continue;
                 }
-                if spans[k] != NO_SPAN {
+                if span != NO_SPAN {
                     let free_over = |part: Segment| self.free_over(p, iv, part);
-                    let (first, end) = spans[k];
+                    let (first, end) = span;
                     // All interference after the last costly use, or all before the first.
                     let head = Segment {
                         start: s.start,
@@ -397,17 +417,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         && (end % 2 == 0 || bridge_ok)
                         && free_over(head)
                     {
-                        modes[k] = Mode::Head(end);
+                        *mode = Mode::Head(end);
                     } else if first > s.start && first < s.end && free_over(tail) {
-                        modes[k] = Mode::Tail(first);
+                        *mode = Mode::Tail(first);
                     }
-                    if modes[k] != Mode::Whole {
-                        free[k] = true;
+                    if *mode != Mode::Whole {
+                        *free = true;
                         partial = true;
                         continue;
                     }
                 }
-                forced += stack_cost[k];
+                forced += cost;
                 if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
                     continue 'candidates;
                 }
