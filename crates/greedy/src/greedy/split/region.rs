@@ -328,7 +328,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let reservations = &self.an.intervals.fixed[p.index()];
                 let fixed = iv.fixed_conflicts.contains(p);
                 let (mut probe, mut lo) = (self.ctx.matrix.probe(p), 0);
-                let mut free = |s: Segment| {
+                let mut free_at = |s: Segment| {
                     !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                         && probe.is_free(s)
                 };
@@ -338,9 +338,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     .zip(stack_cost.iter())
                     .filter(|&(&s, &cost)| {
                         cost > 0.0 && {
-                            let free = free(s);
-                            debug_assert_eq!(free, self.free_over(p, iv, s));
-                            !free
+                            let is_free = free_at(s);
+                            debug_assert_eq!(is_free, self.free_over(p, iv, s));
+                            !is_free
                         }
                     })
                     .map(|(_, &cost)| cost)
