@@ -41,6 +41,9 @@ pub struct ReportArgs {
     /// Skip code speed (the JIT runs).
     #[arg(long)]
     pub no_run: bool,
+    /// Time code speed over code placements (`compare --run --layout-shifts`).
+    #[arg(long)]
+    pub run_layout_shifts: bool,
     /// Also measure real WebAssembly: every module under this folder (Sightglass layout) as
     /// the `wasm:` compile corpus, and its runnable benchmarks with `wasm bench`.
     #[arg(long)]
@@ -66,6 +69,7 @@ fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> Co
         json: false,
         run: false,
         programs: Vec::new(),
+        layout_shifts: false,
         reps: args.reps,
         count: args.count,
         max_insts: args.max_insts,
@@ -127,6 +131,7 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
             corpora::BENCH_PROGRAMS,
             &allocators,
             args.reps.max(5),
+            args.run_layout_shifts,
             |_| {},
         );
         eprintln!(
@@ -331,6 +336,17 @@ fn page(
              every allocator and negligible at these call lengths.\n",
             args.reps.max(5)
         );
+        if args.run_layout_shifts {
+            let _ = writeln!(
+                w,
+                "With `--run-layout-shifts`, round `r` runs every allocator's code compiled \
+                 shifted by the same `layout_shift(r)` bytes (self-moves at each function's \
+                 entry), so each median is over {} code placements: a short loop's speed \
+                 depends on where it lands, and a register choice that changes an encoding's \
+                 length moves every loop after it.\n",
+                args.reps.clamp(5, 64)
+            );
+        }
         let _ = writeln!(w, "![code speed](img/code-speed.svg)\n");
         let _ = writeln!(w, "{}", compare::speed_table(progs, allocators));
         let _ = writeln!(

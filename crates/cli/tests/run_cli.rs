@@ -44,3 +44,38 @@ fn a_program_calling_libm_passes_run_and_compare_run() {
         assert!(line.ends_with(" failures=0"), "{line}");
     }
 }
+
+/// `compare --run --layout-shifts` times every allocator at one placement per round (on an
+/// x86-64 host; elsewhere it refuses with exit code 2), each shifted compilation checked.
+#[test]
+fn compare_run_with_layout_shifts_times_every_placement() {
+    let dir = scratch("cli-shifts");
+    std::fs::write(dir.join("libm_calls.clif"), LIBM).unwrap();
+    let args = [
+        "compare",
+        "--run",
+        "--layout-shifts",
+        "--programs",
+        "libm_calls.clif",
+        "--allocators",
+        "greedy,ion",
+        "--reps",
+        "6",
+        "--json",
+    ];
+    let out = ragreedy(&args, &dir);
+    if !cfg!(target_arch = "x86_64") {
+        assert_eq!(out.status.code(), Some(2));
+        return;
+    }
+    let json: serde_json::Value = serde_json::from_str(&success_stdout(&out)).unwrap();
+    let programs = json.as_array().unwrap();
+    assert_eq!(programs.len(), 1, "{json}");
+    assert_eq!(programs[0]["placements"], 6, "{json}");
+    let results = programs[0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{json}");
+    for r in results {
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["ns_per_call"].as_f64().is_some_and(|ns| ns > 0.0), "{r}");
+    }
+}

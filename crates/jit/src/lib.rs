@@ -3,7 +3,8 @@
 //! Cranelift ([`alloc`]), builds host ISAs from the settings of a CLIF test file ([`host`]),
 //! compiles a file's functions into one JIT module and calls them ([`program`], [`trampoline`]),
 //! runs `test run` / `test interpret` files with the regalloc checker on ([`runner`]), and
-//! captures the regalloc2 inputs Cranelift produces ([`dump`]).
+//! captures the regalloc2 inputs Cranelift produces ([`dump`]), and shifts code for timed
+//! comparisons ([`layout`]).
 //!
 //! The switch is reached as `regalloc2` (package version 0.15.3); every type it exposes is the
 //! registry regalloc2 0.15.2 type that regalloc-greedy is written against.
@@ -11,6 +12,7 @@
 pub mod alloc;
 pub mod dump;
 pub mod host;
+pub mod layout;
 mod libm;
 pub mod program;
 pub mod runner;

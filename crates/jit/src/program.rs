@@ -44,6 +44,8 @@ pub struct Program {
     /// Per function of the file, in file order: its code and the trampoline for its
     /// signature, for the functions compiled to be called.
     entries: Vec<Option<Entry>>,
+    /// Bytes of machine code compiled: every function of the file and every trampoline.
+    code_bytes: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -81,6 +83,7 @@ impl Program {
         }
         let signatures: Vec<Signature> = functions.iter().map(|f| f.signature.clone()).collect();
 
+        let mut code_bytes = 0;
         let mut trampolines: Vec<(Signature, FuncId)> = Vec::new();
         for &index in entries {
             let sig = &signatures[index];
@@ -97,6 +100,7 @@ impl Program {
             module
                 .define_function(id, &mut ctx)
                 .map_err(|e| format!("compiling the trampoline for {sig}: {}", module_error(&e)))?;
+            code_bytes += compiled_size(&ctx);
             trampolines.push((sig.clone(), id));
         }
 
@@ -107,6 +111,7 @@ impl Program {
             module
                 .define_function(ids[index], &mut ctx)
                 .map_err(|e| format!("compiling %{key}: {}", module_error(&e)))?;
+            code_bytes += compiled_size(&ctx);
         }
         module
             .finalize_definitions()
@@ -127,7 +132,13 @@ impl Program {
             module: Some(module),
             signatures,
             entries: table,
+            code_bytes,
         })
+    }
+
+    /// Bytes of machine code compiled for the program: its functions and trampolines.
+    pub fn code_bytes(&self) -> u64 {
+        self.code_bytes
     }
 
     /// Call function `index` of the file with `args` (checked against its signature).
@@ -196,4 +207,10 @@ fn module_error(e: &cranelift_module::ModuleError) -> String {
         cranelift_module::ModuleError::Compilation(ce) => format!("{ce:?}"),
         other => other.to_string(),
     }
+}
+
+/// The size of the code `ctx` was just compiled to.
+fn compiled_size(ctx: &cranelift_codegen::Context) -> u64 {
+    ctx.compiled_code()
+        .map_or(0, |c| u64::from(c.code_info().total_size))
 }

@@ -11,12 +11,9 @@
 //! allocators and modules are still measured.
 //!
 //! With [`BenchOptions::layout_shifts`], iteration `i` compiles every allocator's code shifted
-//! by the same [`layout_shift`] of 0-63 bytes (self-moves at each function's entry, see
-//! [`entry_padding`]), so the medians are taken over code placements rather than at the one
-//! placement each allocator happens to produce. Loop heads are not aligned by Cranelift, so a
-//! hot loop that straddles one more cache line or fetch window than another allocator's can
-//! run 20% slower with the same instructions; shifting both alike makes that a noise both
-//! share (the idea behind Stabilizer's layout randomisation, Curtsinger and Berger, 2013).
+//! by the same [`layout_shift`] of 0-63 bytes (self-moves at each function's entry; the
+//! `ragreedy_jit::layout` module says why), so the medians are taken over code placements
+//! rather than at the one placement each allocator happens to produce.
 //!
 //! The geometric means over modules come with a 95% interval ([`ratio_interval`]): a paired
 //! bootstrap over the iterations, which says how far another run of as many iterations could
@@ -27,6 +24,7 @@ use crate::engine::{self, Compilation};
 use crate::wasi::{self, RunSetup, Stdio};
 use crate::{FileError, module_name, one_line};
 use ragreedy_jit::Allocator;
+use ragreedy_jit::layout::with_layout_shift;
 use ragreedy_testkit::cost::geomean;
 use ragreedy_testkit::fuzzgen::SplitMix64;
 use std::path::{Path, PathBuf};
@@ -42,37 +40,7 @@ pub struct BenchOptions {
     pub layout_shifts: bool,
 }
 
-/// The code shift of iteration `i`, in bytes: 41 is odd, so 64 consecutive iterations take
-/// every shift in 0..64 once, and any run of them spreads over the range (0, 41, 18, 59, ...).
-pub fn layout_shift(iteration: usize) -> u32 {
-    (iteration as u32).wrapping_mul(41) % 64
-}
-
-/// Self-moves whose x86-64 encodings add up to `bytes`, or to `bytes + 64` where `bytes` is
-/// 1, 2 or 5 (the shifts no sum of 3s and 4s makes; a cache line more is the same placement):
-/// `mov %rax,%rax` (`48 89 c0`, 3 bytes) and `movdqa %xmm0,%xmm0` (`66 0f 6f c0`, 4 bytes;
-/// Cranelift moves a float register as a whole vector), as few as possible. Neither register
-/// is callee-saved in any x86-64 convention Cranelift uses for Wasm (System V, Wasmtime's
-/// tail calls), so no save is added to the prologue.
-pub fn entry_padding(bytes: u32) -> Vec<regalloc2::PReg> {
-    use regalloc2::{PReg, RegClass};
-    let bytes = if matches!(bytes, 1 | 2 | 5) {
-        bytes + 64
-    } else {
-        bytes
-    };
-    let fours = (0..=bytes / 4)
-        .rev()
-        .find(|&f| (bytes - 4 * f) % 3 == 0)
-        .expect("every shift but 1, 2 and 5 is a sum of 3s and 4s");
-    let threes = (bytes - 4 * fours) / 3;
-    let mut v = vec![PReg::new(0, RegClass::Float); fours as usize];
-    v.extend(std::iter::repeat_n(
-        PReg::new(0, RegClass::Int),
-        threes as usize,
-    ));
-    v
-}
+pub use ragreedy_jit::layout::{entry_padding, layout_shift};
 
 /// Median and spread of a set of durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -194,7 +162,7 @@ pub fn bench_modules(
     options: &BenchOptions,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<ModuleBench>, String> {
-    if options.layout_shifts && !cfg!(target_arch = "x86_64") {
+    if options.layout_shifts && !ragreedy_jit::layout::SUPPORTED {
         return Err("layout shifts pad with x86-64 encodings: they need an x86-64 host".into());
     }
     let engine = engine::engine(Compilation::Parallel)?;
@@ -255,11 +223,9 @@ pub fn bench_module(engine: &Engine, path: &Path, options: &BenchOptions) -> Mod
             } else {
                 0
             };
-            if shift != 0 {
-                regalloc2::set_entry_padding(&entry_padding(shift));
-            }
-            let result = one_iteration(engine, path, &bytes, &setup, &expected, r, shift == 0);
-            regalloc2::set_entry_padding(&[]);
+            let result = with_layout_shift(shift, || {
+                one_iteration(engine, path, &bytes, &setup, &expected, r, shift == 0)
+            });
             if let Err(e) = result {
                 r.error = Some(e);
             }

@@ -19,6 +19,7 @@ use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_reader::{ParseOptions, RunCommand, parse_run_command, parse_test};
+use ragreedy_jit::layout::{layout_shift, with_layout_shift};
 use ragreedy_jit::program::find_function;
 use ragreedy_jit::{Allocator, Program, host, panic_message};
 use serde::Serialize;
@@ -42,6 +43,10 @@ pub struct ProgramSpeed {
     pub program: String,
     pub invocation: String,
     pub calls_per_sample: u64,
+    /// Code placements the samples were taken at: with layout shifts, round `r` of every
+    /// allocator runs code compiled shifted by `layout_shift(r)` bytes, so this is the
+    /// number of rounds up to 64; without, 1.
+    pub placements: usize,
     pub results: Vec<AllocSpeed>,
     /// Why the program was not measured at all (parse error, no runnable target…).
     pub skipped: Option<String>,
@@ -58,12 +63,13 @@ pub fn measure_all(
     programs: &[(&str, &str)],
     allocators: &[Allocator],
     reps: usize,
+    layout_shifts: bool,
     mut progress: impl FnMut(&str),
 ) -> Vec<ProgramSpeed> {
     programs
         .iter()
         .map(|&(name, text)| {
-            let r = measure(name, text, allocators, reps);
+            let r = measure(name, text, allocators, reps, layout_shifts);
             progress(name);
             r
         })
@@ -93,11 +99,18 @@ fn timing_arguments() -> HashMap<String, (String, String)> {
     m
 }
 
-fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> ProgramSpeed {
+fn measure(
+    name: &str,
+    text: &str,
+    allocators: &[Allocator],
+    reps: usize,
+    layout_shifts: bool,
+) -> ProgramSpeed {
     let mut out = ProgramSpeed {
         program: name.into(),
         invocation: String::new(),
         calls_per_sample: 0,
+        placements: 1,
         results: vec![],
         skipped: None,
     };
@@ -147,34 +160,37 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     let mut slots: Vec<(Option<Program>, Option<String>)> =
         (0..allocators.len()).map(|_| (None, None)).collect();
     let mut reference: Option<Vec<DataValue>> = None;
+    // Compiles for allocator `a` with the code shifted by `shift` bytes.
+    let compile = |a: Allocator, shift: u32| {
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            with_layout_shift(shift, || {
+                a.with(|| Program::compile(isa.clone(), &functions, &[check, entry]))
+            })
+        }));
+        match r {
+            Err(p) => Err(format!("compile panicked: {}", panic_message(&*p))),
+            Ok(r) => r,
+        }
+    };
     for &i in &order {
         let a = allocators[i];
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            a.with(|| Program::compile(isa.clone(), &functions, &[check, entry]))
-        }));
-        slots[i] = match r {
-            Err(p) => (
-                None,
-                Some(format!("compile panicked: {}", panic_message(&*p))),
-            ),
-            Ok(Err(e)) => (None, Some(e)),
-            Ok(Ok(c)) => {
-                match run_check(&c, check, &check_cmd).and_then(|()| c.call(entry, args)) {
-                    Err(e) => (None, Some(e)),
-                    Ok(got) => match &reference {
-                        Some(want) if !bitwise_eq(want, &got) => (
-                            None,
-                            Some(format!("result {got:?} differs from ion's {want:?}")),
-                        ),
-                        _ => {
-                            if a == Allocator::Ion {
-                                reference = Some(got);
-                            }
-                            (Some(c), None)
+        slots[i] = match compile(a, 0) {
+            Err(e) => (None, Some(e)),
+            Ok(c) => match run_check(&c, check, &check_cmd).and_then(|()| c.call(entry, args)) {
+                Err(e) => (None, Some(e)),
+                Ok(got) => match &reference {
+                    Some(want) if !bitwise_eq(want, &got) => (
+                        None,
+                        Some(format!("result {got:?} differs from ion's {want:?}")),
+                    ),
+                    _ => {
+                        if a == Allocator::Ion {
+                            reference = Some(got);
                         }
-                    },
-                }
-            }
+                        (Some(c), None)
+                    }
+                },
+            },
         };
     }
     let mut compiled: Vec<Option<Program>> = Vec::new();
@@ -192,7 +208,7 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     if live.is_empty() {
         return out;
     }
-    let sample = |i: usize, calls: u64| {
+    let sample = |compiled: &[Option<Program>], i: usize, calls: u64| {
         let program = compiled[i].as_ref().expect("live");
         let t = Instant::now();
         for _ in 0..calls {
@@ -203,7 +219,7 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     // Calibrate on the first allocator that compiled.
     let mut calls = 1u64;
     loop {
-        let t = sample(live[0], calls);
+        let t = sample(&compiled, live[0], calls);
         if t >= MIN_SAMPLE || calls >= 1 << 30 {
             break;
         }
@@ -212,13 +228,37 @@ fn measure(name: &str, text: &str, allocators: &[Allocator], reps: usize) -> Pro
     }
     out.calls_per_sample = calls;
     let mut samples: Vec<Vec<f64>> = vec![vec![]; compiled.len()];
+    let shifting = layout_shifts && ragreedy_jit::layout::SUPPORTED;
+    if shifting {
+        out.placements = reps.min(64);
+    }
     for round in 0..reps {
+        let shift = if shifting { layout_shift(round) } else { 0 };
         for k in 0..live.len() {
             let i = live[(k + round) % live.len()];
-            samples[i].push(sample(i, calls).as_nanos() as f64 / calls as f64);
+            if out.results[i].error.is_some() {
+                continue;
+            }
+            if shifting {
+                // Every allocator's code at this round's placement; the unshifted
+                // compilation, checked against ion's result above, is round 0's.
+                let recompiled = compile(allocators[i], shift)
+                    .and_then(|c| run_check(&c, check, &check_cmd).map(|()| c));
+                match recompiled {
+                    Ok(c) => compiled[i] = Some(c),
+                    Err(e) => {
+                        out.results[i].error = Some(short(&format!("shifted {shift} bytes: {e}")));
+                        continue;
+                    }
+                }
+            }
+            samples[i].push(sample(&compiled, i, calls).as_nanos() as f64 / calls as f64);
         }
     }
     for &i in &live {
+        if out.results[i].error.is_some() {
+            continue;
+        }
         let s = &mut samples[i];
         s.sort_by(f64::total_cmp);
         let n = s.len();

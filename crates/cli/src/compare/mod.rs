@@ -58,6 +58,12 @@ pub struct CompareArgs {
     /// its last `; run:` line unless bench-programs/README.md gives its timing argument).
     #[arg(long, num_args = 1.., requires = "run")]
     pub programs: Vec<PathBuf>,
+    /// With `--run` (x86-64 hosts): round `r` times every allocator's code compiled shifted
+    /// by the same 0-63 bytes (self-moves at each function's entry), so the medians are over
+    /// code placements, not the one placement each allocator's register choice happens to
+    /// give (docs/metrics.md, "Code speed").
+    #[arg(long, requires = "run")]
+    pub layout_shifts: bool,
     /// Timed repetitions per function and allocator (median taken; docs/metrics.md wants >= 5).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
@@ -725,10 +731,20 @@ pub fn main(args: CompareArgs) -> i32 {
                 .collect()
         };
         let pb = progress_bar(programs.len() as u64, "code speed");
-        let progs = codespeed::measure_all(&programs, &allocators, args.reps.max(5), |n| {
-            pb.set_message(n.to_owned());
-            pb.inc(1)
-        });
+        if args.layout_shifts && !ragreedy_jit::layout::SUPPORTED {
+            eprintln!("--layout-shifts pads with x86-64 encodings: it needs an x86-64 host");
+            return 2;
+        }
+        let progs = codespeed::measure_all(
+            &programs,
+            &allocators,
+            args.reps.max(5),
+            args.layout_shifts,
+            |n| {
+                pb.set_message(n.to_owned());
+                pb.inc(1)
+            },
+        );
         pb.finish_and_clear();
         let lines = speed_summary_lines(&progs, &allocators);
         if args.json {
