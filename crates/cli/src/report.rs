@@ -354,6 +354,7 @@ fn page(
             "```\n{}\n```\n",
             compare::speed_summary_lines(progs, allocators).join("\n")
         );
+        w.push_str(&notes::anchor(notes::CODE_SPEED));
     }
     let _ = writeln!(w, "## Reproducing\n");
     let _ = writeln!(
