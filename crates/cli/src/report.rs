@@ -336,7 +336,8 @@ fn page(
              every allocator and negligible at these call lengths.\n",
             args.reps.max(5)
         );
-        if args.run_layout_shifts {
+        let placements = progs.iter().map(|p| p.placements).max().unwrap_or(1);
+        if placements > 1 {
             let _ = writeln!(
                 w,
                 "With `--run-layout-shifts`, round `r` runs every allocator's code compiled \
@@ -344,7 +345,7 @@ fn page(
                  entry), so each median is over {} code placements: a short loop's speed \
                  depends on where it lands, and a register choice that changes an encoding's \
                  length moves every loop after it.\n",
-                args.reps.clamp(5, 64)
+                placements
             );
         }
         let _ = writeln!(w, "![code speed](img/code-speed.svg)\n");

@@ -239,7 +239,7 @@ fn measure(
             if out.results[i].error.is_some() {
                 continue;
             }
-            if shifting {
+            if shifting && round > 0 {
                 // Every allocator's code at this round's placement; the unshifted
                 // compilation, checked against ion's result above, is round 0's.
                 let recompiled = compile(allocators[i], shift)
