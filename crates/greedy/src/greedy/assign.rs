@@ -24,7 +24,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let cfg = &self.an.cfg;
         if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
-            for u in &iv.uses {
+            for u in self.ctx.lists.uses(iv) {
                 if let OperandConstraint::FixedReg(p) = u.operand.constraint() {
                     hints.push((p, self.an.freq.of(cfg.block_of(u.inst))));
                 }
@@ -48,7 +48,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let freq = *own.get_or_insert_with(|| {
                     self.an
                         .freq
-                        .of(cfg.block_of(point_inst(iv.segments[0].start)))
+                        .of(cfg.block_of(point_inst(self.ctx.lists.segments(iv)[0].start)))
                 });
                 hints.push((p, freq));
             }
@@ -60,7 +60,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let freq = *own.get_or_insert_with(|| {
                 self.an
                     .freq
-                    .of(cfg.block_of(point_inst(iv.segments[0].start)))
+                    .of(cfg.block_of(point_inst(self.ctx.lists.segments(iv)[0].start)))
             });
             hints.push((p, freq));
         }
@@ -76,7 +76,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // where the first value of a chain of joins goes.
         if self.options.group_hints
             && self.ctx.groups.in_group(iv.vreg)
-            && let Some(first) = iv.segments.first()
+            && let Some(first) = self.ctx.lists.segments(iv).first()
         {
             let own_reg = self.ctx.vreg_hint_reg[iv.vreg.vreg()];
             for (p, members) in self.ctx.groups.votes(iv.vreg, own_reg) {
@@ -89,7 +89,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         if matches!(iv.kind, IntervalKind::Reload { .. }) {
             // A reload piece prefers where its value's other pieces at this instruction went.
-            for u in &iv.uses {
+            for u in self.ctx.lists.uses(iv) {
                 if let OperandConstraint::Reuse(j) = u.operand.constraint() {
                     let input = self.func.inst_operands(u.inst)[j].vreg();
                     if let Some(p) = self.assigned_reg_of(input) {
@@ -132,14 +132,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if self.env.fixed_stack_slots.contains(&p)
             && !(stack_ok
                 && self.options.outside_stack_hints
-                && !iv.uses.iter().any(|u| needs_register(self.func, u)))
+                && !self
+                    .ctx
+                    .lists
+                    .uses(iv)
+                    .iter()
+                    .any(|u| needs_register(self.func, u)))
         {
             return false;
         }
         if !self.an.live.nonallocatable_named.contains(p) {
             return true;
         }
-        let (Some(first), Some(last)) = (iv.segments.first(), iv.segments.last()) else {
+        let (Some(first), Some(last)) = (
+            self.ctx.lists.segments(iv).first(),
+            self.ctx.lists.segments(iv).last(),
+        ) else {
             return false;
         };
         let (first, last) = (
@@ -165,12 +173,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// more.
     fn fixed_slot_pays(&self, id: IntervalId, p: PReg, hint: f32) -> bool {
         let iv = &self.ctx.intervals[id];
-        let Some(first) = iv.segments.first() else {
+        let Some(first) = self.ctx.lists.segments(iv).first() else {
             return false;
         };
         let from_slot = self.ctx.vreg_pieces[iv.vreg.vreg()].iter().any(|&piece| {
             let other = &self.ctx.intervals[piece];
-            piece != id && other.in_slot() && other.segments.iter().any(|s| s.end == first.start)
+            piece != id
+                && other.in_slot()
+                && self
+                    .ctx
+                    .lists
+                    .segments(other)
+                    .iter()
+                    .any(|s| s.end == first.start)
         });
         if !from_slot {
             return true;
@@ -195,7 +210,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {
-        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, &iv.runs)
+        !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, self.ctx.lists.runs(iv))
     }
 
     /// The first free register, hints first: every register of the allocation order is
@@ -211,7 +226,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let stack_slot = !in_order && self.env.fixed_stack_slots.contains(&p);
             if (in_order || (self.options.outside_hints && self.may_hold_outside(p, iv, true)))
                 && !self.fixed_conflict(p, iv)
-                && self.ctx.matrix.is_free(p, &iv.runs)
+                && self.ctx.matrix.is_free(p, self.ctx.lists.runs(iv))
                 && (!stack_slot || !self.options.fixed_slot_entry_cost || {
                     let pays = self.fixed_slot_pays(id, p, weight);
                     self.stats.fixed_slots_declined += usize::from(!pays);
@@ -247,7 +262,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .iter()
             .copied()
             .filter(|&p| p.hw_enc() < limit && !skip.contains(p));
-        let found = self.ctx.matrix.first_free(unprobed, &iv.runs);
+        let found = self
+            .ctx
+            .matrix
+            .first_free(unprobed, self.ctx.lists.runs(iv));
         if long && found.is_some() {
             self.stats.long_order_assignments += 1;
         }
@@ -352,7 +370,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// fixed operand names inside the interval (those are not reserved in the matrix).
     pub(crate) fn try_assign_named_outside_order(&mut self, id: IntervalId) -> Option<PReg> {
         let iv = &self.ctx.intervals[id];
-        iv.segments.first()?;
+        self.ctx.lists.segments(iv).first()?;
         let usable = |p: PReg| self.may_hold_outside(p, iv, false) && self.is_available(p, iv);
         // Breadth first over the copy graph: `values[..next]` have been scanned.
         let mut values = vec![iv.vreg];

@@ -293,7 +293,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 && iv.assigned.is_some()
                 && self.ctx.vreg_pieces[iv.vreg.vreg()].len() == 1
                 && !self.ctx.partners.of(iv.vreg).is_empty()
-                && !iv.uses.iter().any(|u| self.needs_register(u))
+                && !self
+                    .ctx
+                    .lists
+                    .uses(iv)
+                    .iter()
+                    .any(|u| self.needs_register(u))
             {
                 s.index_of[iv.vreg.vreg()] = s.candidates.len() as u32;
                 s.candidates.push(id);
@@ -584,7 +589,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.spill(id);
         self.stats.copy_spills += 1;
         s.freed.add(reg);
-        let runs = &self.ctx.intervals[id].runs;
+        let runs = self.ctx.lists.runs(&self.ctx.intervals[id]);
         s.freed_runs
             .extend(runs.iter().map(|r| (reg, r.start, r.end)));
     }
@@ -600,8 +605,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if iv.kind != IntervalKind::Main {
                 continue;
             }
-            let i = iv.runs.partition_point(|r| r.end <= at);
-            if iv.runs.get(i).is_some_and(|r| r.start <= at) {
+            let i = self.ctx.lists.runs(iv).partition_point(|r| r.end <= at);
+            if self
+                .ctx
+                .lists
+                .runs(iv)
+                .get(i)
+                .is_some_and(|r| r.start <= at)
+            {
                 return match (iv.spilled, iv.assigned) {
                     (true, _) => Location::Stack,
                     (false, Some(r)) => Location::Reg(r),

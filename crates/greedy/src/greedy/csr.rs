@@ -156,7 +156,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let cfg = &self.an.cfg;
         let mut cap = CSR_COST;
         if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
-            for u in &iv.uses {
+            for u in self.ctx.lists.uses(iv) {
                 if let OperandConstraint::FixedReg(q) = u.operand.constraint()
                     && q != p
                 {
@@ -179,9 +179,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             } else {
                 self.an.freq.of(def_block)
             };
-            let coldest_use = iv
-                .uses
-                .iter()
+            let coldest_use = (self.ctx.lists.uses(iv).iter())
                 .filter(|u| self.needs_register(u))
                 .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
                 .fold(f32::INFINITY, f32::min);
@@ -221,7 +219,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // at the def as well was worse (0.8317).
         if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
             let mut last_inst = None;
-            for u in iv.uses.iter() {
+            for u in self.ctx.lists.uses(iv).iter() {
                 if let OperandConstraint::FixedReg(_) = u.operand.constraint()
                     && !u.is_def()
                     && last_inst != Some(u.inst)
@@ -238,14 +236,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // wants the register for want of any other: every use of it spilled reloads.)
         let intervals = &self.an.intervals;
         // A call at instruction i clobbers at point 2i + 1.
-        let crosses_call = iv.segments.iter().any(|s| {
+        let crosses_call = self.ctx.lists.segments(iv).iter().any(|s| {
             intervals.call_between(
                 Inst::new(s.start as usize / 2),
                 Inst::new(s.end as usize / 2),
             )
         });
         let mut prev: Option<Inst> = None;
-        for u in iv.uses.iter() {
+        for u in self.ctx.lists.uses(iv).iter() {
             let free = crosses_call
                 && prev.is_some_and(|p| {
                     cfg.block_of(p) == cfg.block_of(u.inst) && !intervals.call_between(p, u.inst)

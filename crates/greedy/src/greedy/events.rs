@@ -138,8 +138,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         Event::Dequeue {
             interval: index(id),
             vreg: iv.vreg,
-            start: iv.segments.first().map_or(0, |s| s.start),
-            end: iv.segments.last().map_or(0, |s| s.end),
+            start: self.ctx.lists.segments(iv).first().map_or(0, |s| s.start),
+            end: self.ctx.lists.segments(iv).last().map_or(0, |s| s.end),
             weight: iv.weight,
             priority,
             stage: stage_name(iv.stage),
@@ -154,8 +154,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             interval: index(piece),
             of: index(of),
             vreg: iv.vreg,
-            start: iv.segments.first().map_or(0, |s| s.start),
-            end: iv.segments.last().map_or(0, |s| s.end),
+            start: self.ctx.lists.segments(iv).first().map_or(0, |s| s.start),
+            end: self.ctx.lists.segments(iv).last().map_or(0, |s| s.end),
             stage: stage_name(iv.stage),
             weight: iv.weight,
         }
@@ -202,7 +202,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 intf.clear();
                 self.ctx
                     .matrix
-                    .interference(p, &iv.runs, &mut intf, MAX_OCCUPANTS);
+                    .interference(p, self.ctx.lists.runs(iv), &mut intf, MAX_OCCUPANTS);
                 let more = intf.len() > MAX_OCCUPANTS;
                 let by = intf
                     .iter()

@@ -40,7 +40,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 let mut cost = self.eviction.no_cost();
                 let ok = self.ctx.matrix.interference_while(
                     p,
-                    &iv.runs,
+                    self.ctx.lists.runs(iv),
                     &mut intf,
                     max_interference,
                     |j| {
@@ -100,7 +100,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn is_hinted_to(&self, j: IntervalId, p: PReg) -> bool {
         let iv = &self.ctx.intervals[j];
         self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
-            && iv.uses.iter().any(|u| {
+            && self.ctx.lists.uses(iv).iter().any(|u| {
             matches!(u.operand.constraint(), regalloc2::OperandConstraint::FixedReg(q) if q == p)
         })
     }

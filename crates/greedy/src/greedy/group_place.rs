@@ -86,7 +86,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     && !self.ctx.callee_saved.is_untouched(p)
                     && members.iter().all(|&m| {
                         let m = &self.ctx.intervals[m];
-                        !m.fixed_conflicts.contains(p) && self.ctx.matrix.is_free(p, &m.runs)
+                        !m.fixed_conflicts.contains(p)
+                            && self.ctx.matrix.is_free(p, self.ctx.lists.runs(m))
                     })
             };
             // Hinted registers first, then the rest of the order, each probed once.

@@ -14,12 +14,11 @@
 
 use super::Allocator;
 use super::interval::{IntervalId, IntervalKind, Stage, UseList};
-use super::split::{runs_of, use_limit};
+use super::split::use_limit;
 use crate::analysis::intervals::{Segment, UseSite, fixed_conflict, needs_register, point_inst};
 use crate::observe::{SplitKind, observe};
 use log::debug;
 use regalloc2::{Function, OperandConstraint, PReg, PRegSet};
-use smallvec::smallvec;
 
 /// A value with more pieces than this keeps its spilled pieces as they are.
 const MAX_PIECES: usize = 32;
@@ -52,14 +51,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let iv = &self.ctx.intervals[id];
         let vreg = iv.vreg;
         let def = self.an.live.def_inst(vreg)?;
-        let s0 = *iv.segments.first()?;
+        let s0 = *self.ctx.lists.segments(iv).first()?;
+        let uses = self.ctx.lists.uses(iv);
         // A fixed def's segment starts right after the def.
         let def_point = 2 * def.index() as u32;
         if s0.start < def_point || s0.start > def_point + 2 || !self.slot_written_at_def(vreg) {
             return None;
         }
-        let def_constraint = iv
-            .uses
+        let def_constraint = uses
             .iter()
             .find(|u| u.is_def() && u.inst == def)
             .map(|u| u.operand.constraint());
@@ -73,11 +72,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // the registers its fixed uses name (each saves one move more there).
         let mut steps = [(0u32, 0.0f32, PRegSet::empty()); MAX_HEAD_INSTS];
         let mut n = 0;
-        let first = iv.uses.partition_point(|u| u.inst <= def);
+        let first = uses.partition_point(|u| u.inst <= def);
         let fits = |u: &UseSite| {
             !u.is_def() && u.operand.constraint() != OperandConstraint::Stack && u.last + 1 < s0.end
         };
-        for group in iv.uses[first..].chunk_by(|a, b| a.inst == b.inst) {
+        for group in uses[first..].chunk_by(|a, b| a.inst == b.inst) {
             if n == MAX_HEAD_INSTS || !group.iter().all(fits) {
                 break;
             }
@@ -179,35 +178,43 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// region split's bridge (the slot holds the value from its def on).
     fn split_off_head(&mut self, id: IntervalId, p: PReg, end: u32, gain: f32) {
         let vreg = self.ctx.intervals[id].vreg;
-        let start = self.ctx.intervals[id].segments[0].start;
+        let start = self.ctx.lists.segments(&self.ctx.intervals[id])[0].start;
         // The reload pieces inside the head go: it holds their uses now.
         let ctx = &mut *self.ctx;
         ctx.vreg_pieces[vreg.vreg()].retain(|&j| {
             let r = &mut ctx.intervals[j];
             let inside = matches!(r.kind, IntervalKind::Reload { .. })
-                && r.segments
+                && ctx
+                    .lists
+                    .segments(r)
                     .first()
                     .is_some_and(|s| s.start >= start && s.end <= end);
             if inside {
                 if let Some(q) = r.assigned {
-                    ctx.matrix.unassign(q, r);
+                    ctx.matrix.unassign(q, ctx.lists.runs(r));
                 }
                 r.retire();
             }
             !inside
         });
         let iv = &mut self.ctx.intervals[id];
-        debug_assert!(end < iv.segments[0].end);
-        iv.segments[0].start = end;
-        iv.runs = runs_of(&iv.segments);
-        let (head_uses, rest_uses): (UseList, UseList) =
-            iv.uses.iter().copied().partition(|u| u.first < end);
-        iv.uses = rest_uses;
-        iv.limit = use_limit(&iv.uses);
-        iv.fixed_conflicts = self.an.intervals.fixed_index.conflicts(&iv.runs, vreg);
+        let lists = &mut self.ctx.lists;
+        let first = &mut lists.segments_mut(iv.segments)[0];
+        debug_assert!(end < first.end);
+        first.start = end;
+        iv.runs = lists.add_runs_of(iv.segments);
+        let head_uses: UseList = lists
+            .uses(iv)
+            .iter()
+            .filter(|u| u.first < end)
+            .copied()
+            .collect();
+        iv.uses = lists.retain_uses(iv.uses, |u| u.first >= end);
+        iv.limit = use_limit(lists.uses(iv));
+        iv.fixed_conflicts = (self.an.intervals.fixed_index).conflicts(lists.runs(iv), vreg);
         let cascade = iv.cascade;
         let head = Segment { start, end };
-        let piece = self.push_main_piece(vreg, smallvec![head], head_uses, Stage::Done, cascade);
+        let piece = self.push_main_piece(vreg, &[head], &head_uses, Stage::Done, cascade);
         self.stats.head_splits += 1;
         debug!("{piece} ({vreg}): head [{start}, {end}) of spilled {id} kept in {p}, gain {gain}");
         observe!(self, self.split_event(id, SplitKind::Head));

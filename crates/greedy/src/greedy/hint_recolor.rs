@@ -371,7 +371,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 if iv.assigned.is_some() {
                     index
                         .runs
-                        .extend(iv.runs.iter().map(|s| (s.start, s.end, id)));
+                        .extend(self.ctx.lists.runs(iv).iter().map(|s| (s.start, s.end, id)));
                 }
             }
             index.runs[start..].sort_unstable_by_key(|r| r.0);
@@ -389,9 +389,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             0 => None,
             1 => {
                 let iv = &self.ctx.intervals[pieces[0]];
-                let i = iv.runs.partition_point(|s| s.end <= p);
-                (iv.assigned.is_some() && iv.runs.get(i).is_some_and(|s| s.start <= p))
-                    .then_some(pieces[0])
+                let i = self.ctx.lists.runs(iv).partition_point(|s| s.end <= p);
+                (iv.assigned.is_some()
+                    && self.ctx.lists.runs(iv).get(i).is_some_and(|s| s.start <= p))
+                .then_some(pieces[0])
             }
             n if n > MAX_PIECES => None,
             _ => index.split_piece_at(v.vreg() as u32, p),
@@ -778,9 +779,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }
         for k in 0..g.group.len() {
             let iv = &self.ctx.intervals[g.group[k]];
-            self.ctx
-                .matrix
-                .interference_unordered(target, &iv.runs, &mut g.others, MAX_SWAP);
+            self.ctx.matrix.interference_unordered(
+                target,
+                self.ctx.lists.runs(iv),
+                &mut g.others,
+                MAX_SWAP,
+            );
             if g.others.len() > MAX_SWAP {
                 return Gain::Loses;
             }
@@ -816,7 +820,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             !self
                 .ctx
                 .matrix
-                .overlaps_any(from, &self.ctx.intervals[o].runs, |j| {
+                .overlaps_any(from, self.ctx.lists.runs(&self.ctx.intervals[o]), |j| {
                     g.side(j) != Side::Group
                 })
         });
@@ -853,7 +857,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn vacate(&mut self, g: &mut CopyGraph, group: &[IntervalId], reg: PReg) {
         g.changed_at[reg.index()] = g.moves + 1;
         for &m in group {
-            self.ctx.matrix.unassign(reg, &self.ctx.intervals[m]);
+            self.ctx
+                .matrix
+                .unassign(reg, self.ctx.lists.runs(&self.ctx.intervals[m]));
         }
     }
 
@@ -871,7 +877,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 g.retally(m, from, target);
             }
             self.ctx.intervals[m].assigned = Some(target);
-            self.ctx.matrix.assign(target, m, &self.ctx.intervals[m]);
+            self.ctx
+                .matrix
+                .assign(target, m, self.ctx.lists.runs(&self.ctx.intervals[m]));
             self.refresh_hint_reg(self.ctx.intervals[m].vreg);
             observe!(self, self.hint_event(m, from, target, why));
             debug!(
@@ -916,7 +924,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let iv = &self.ctx.intervals[m];
             self.ctx
                 .matrix
-                .interference(target, &iv.runs, &mut others, MAX_SWAP);
+                .interference(target, self.ctx.lists.runs(iv), &mut others, MAX_SWAP);
         }
         debug_assert_eq!(others.len(), g.others.len());
         let gain = self.exchange_gains_in_order(g, &others, from, target);

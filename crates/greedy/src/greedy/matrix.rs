@@ -6,7 +6,7 @@
 //! frequent "is P free over this segment" with a few word loads. Fixed reservations
 //! (fixed operands, clobbers) live beside the matrix, read-only.
 
-use super::interval::{IntervalId, LiveInterval};
+use super::interval::IntervalId;
 // Fixed reservations are the analysis's; the register probes here and in `split/`
 // check them alongside the matrix.
 use crate::analysis::intervals::Segment;
@@ -339,13 +339,13 @@ impl InterferenceMatrix {
         self.unions.resize_with(PReg::NUM_INDEX, Union::default);
     }
 
-    pub fn assign(&mut self, preg: PReg, id: IntervalId, iv: &LiveInterval) {
+    pub fn assign(&mut self, preg: PReg, id: IntervalId, runs: &[Segment]) {
         let u = &mut self.unions[preg.index()];
         if !self.touched.contains(preg) {
             self.touched.add(preg);
             u.bits.reset(self.points);
         }
-        for &s in &iv.runs {
+        for &s in runs {
             debug_assert!(
                 u.seek(&mut { FRESH }, s.start)
                     .is_none_or(|e| e.start >= s.end),
@@ -359,11 +359,11 @@ impl InterferenceMatrix {
         }
     }
 
-    pub fn unassign(&mut self, preg: PReg, iv: &LiveInterval) {
+    pub fn unassign(&mut self, preg: PReg, runs: &[Segment]) {
         self.releases += 1;
         self.last_release[preg.index()] = self.releases;
         let u = &mut self.unions[preg.index()];
-        for &s in &iv.runs {
+        for &s in runs {
             u.remove(s.start);
         }
     }

@@ -36,7 +36,7 @@ use crate::slots::SlotLayout;
 use crate::{Options, Phase, phase_clock};
 use advisor::{DefaultEviction, DefaultPriority, PriorityAdvisor};
 use cranelift_entity::PrimaryMap;
-use interval::{Cascade, IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
+use interval::{Cascade, IntervalId, IntervalKind, IntervalLists, LiveInterval, Stage};
 use log::debug;
 use matrix::InterferenceMatrix;
 use queue::{IntervalQueue, IntervalShape};
@@ -48,6 +48,8 @@ use regalloc2::{
 #[derive(Default)]
 pub(crate) struct GreedyCtx {
     pub intervals: PrimaryMap<IntervalId, LiveInterval>,
+    /// The intervals' segments, runs and operands.
+    pub lists: IntervalLists,
     /// Scratch of `slots::home_in_fixed_slots`: who names each fixed stack slot.
     pub fixed_slot_namers: Vec<(PReg, u32, bool)>,
     /// The pieces of each vreg: `Main` ones (split products included; retired ones
@@ -259,6 +261,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
     fn export(&mut self) {
         let out = &mut *self.out;
         let options = self.options;
+        let lists = &self.ctx.lists;
         for (_, iv) in self.ctx.intervals.iter() {
             let v = iv.vreg.vreg() as u32;
             match iv.kind {
@@ -271,16 +274,18 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
                     };
                     // Runs, not block segments: a value live through many blocks is one
                     // piece per stretch, so every location lookup searches fewer.
-                    for s in &iv.runs {
+                    for s in lists.runs(iv) {
                         out.pieces.push((v, (s.start, s.end, loc)));
                     }
                 }
                 // The deliberately broken rule (`Options::debug_break_rule`).
                 IntervalKind::Reload { is_def: true } if options.debug_break_rule => {}
                 IntervalKind::Reload { is_def } => {
-                    if let (Some(reg), Some(u), Some(s)) =
-                        (iv.assigned, iv.uses.first(), iv.segments.first())
-                    {
+                    if let (Some(reg), Some(u), Some(s)) = (
+                        iv.assigned,
+                        lists.uses(iv).first(),
+                        lists.segments(iv).first(),
+                    ) {
                         out.reloads.push(ReloadPiece {
                             inst: u.inst.index() as u32,
                             vreg: v,
@@ -312,6 +317,7 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let span = self.an.live.vreg_span();
         let ctx = &mut *self.ctx;
         ctx.intervals.clear();
+        ctx.lists.clear();
         ctx.vreg_pieces.reset_span(span.clone());
         reset_span(&mut ctx.vreg_hint_reg, nv, span.clone(), None);
         reset_span(&mut ctx.vreg_fixed_uses, nv, span.clone(), false);
@@ -361,14 +367,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         } else {
             (false, usize::MAX)
         };
-        let runs: SegmentList = matrix::merged(segments).collect();
+        let lists = &mut self.ctx.lists;
+        let segments = lists.add_segments(segments);
+        let runs = lists.add_runs_of(segments);
         let iv = LiveInterval {
             vreg,
             kind: IntervalKind::Main,
-            segments: SegmentList::from_slice(segments),
-            fixed_conflicts: li.fixed_index.conflicts(&runs, vreg),
+            segments,
+            fixed_conflicts: li.fixed_index.conflicts(lists.segments_at(runs), vreg),
             runs,
-            uses: UseList::from_slice(uses),
+            uses: lists.add_uses(uses),
             stage: Stage::New,
             cascade: 0,
             weight: 0.0,
@@ -405,8 +413,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         }
         let cfg = &self.an.cfg;
         let free_any = self.options.any_uses_weightless;
-        let mut sum: f32 = iv
-            .uses
+        let lists = &self.ctx.lists;
+        let mut sum: f32 = lists
+            .uses(iv)
             .iter()
             .filter(|u| {
                 !(free_any
@@ -417,14 +426,16 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             })
             .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
             .sum();
-        sum += self.ctx.partners.copy_freq_in(iv.vreg, &iv.segments);
-        let insts = iv.size() as f32 / 2.0;
+        sum += self.ctx.partners.copy_freq_in(iv.vreg, lists.segments(iv));
+        let insts = iv.size(lists) as f32 / 2.0;
         sum / (insts + 25.0)
     }
 
     fn weighted_size(&self, iv: &LiveInterval) -> f32 {
         let cfg = &self.an.cfg;
-        iv.segments
+        self.ctx
+            .lists
+            .segments(iv)
             .iter()
             .map(|s: &Segment| s.len() as f32 * self.an.freq.of(cfg.block_of(point_inst(s.start))))
             .sum()
@@ -439,8 +450,10 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         // register, so they are no known preference (LLVM's condition for the bit).
         let local_fixed_hint = iv.segments.len() == 1
             && self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
-            && iv
-                .uses
+            && self
+                .ctx
+                .lists
+                .uses(iv)
                 .iter()
                 .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
         IntervalShape {
@@ -623,7 +636,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         iv.assigned = Some(p);
         let vreg = iv.vreg;
         self.ctx.callee_saved.touch(p);
-        self.ctx.matrix.assign(p, id, &self.ctx.intervals[id]);
+        self.ctx
+            .matrix
+            .assign(p, id, self.ctx.lists.runs(&self.ctx.intervals[id]));
         self.refresh_hint_reg(vreg);
         self.stats.assignments += 1;
     }
@@ -632,7 +647,9 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let iv = &mut self.ctx.intervals[id];
         if let Some(p) = iv.assigned.take() {
             let vreg = iv.vreg;
-            self.ctx.matrix.unassign(p, &self.ctx.intervals[id]);
+            self.ctx
+                .matrix
+                .unassign(p, self.ctx.lists.runs(&self.ctx.intervals[id]));
             self.refresh_hint_reg(vreg);
         }
     }
@@ -669,7 +686,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         let conflict = iv.fixed_conflicts.contains(p);
         debug_assert_eq!(
             conflict,
-            matrix::fixed_conflict(&self.an.intervals.fixed[p.index()], &iv.runs, iv.vreg)
+            matrix::fixed_conflict(
+                &self.an.intervals.fixed[p.index()],
+                self.ctx.lists.runs(iv),
+                iv.vreg
+            )
         );
         conflict
     }

@@ -180,7 +180,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             intf.clear();
             self.ctx
                 .matrix
-                .interference(p, &iv.runs, &mut intf, max_intf);
+                .interference(p, self.ctx.lists.runs(iv), &mut intf, max_intf);
             if intf.len() > max_intf || intf.iter().any(|j| self.ctx.recolor.path.contains(j)) {
                 continue;
             }
@@ -200,7 +200,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             self.tentatively_move(id, Some(p));
             // The widest occupants are the hardest to place: they go first.
-            intf.sort_by_key(|&j| std::cmp::Reverse(self.ctx.intervals[j].size()));
+            intf.sort_by_key(|&j| std::cmp::Reverse(self.ctx.intervals[j].size(&self.ctx.lists)));
             let all_placed = intf.iter().all(|&j| {
                 let free = self
                     .try_assign(j)
@@ -233,7 +233,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             q != taken
                 && !(avoid_csr && self.ctx.callee_saved.is_untouched(q))
                 && !self.fixed_conflict(q, iv)
-                && self.ctx.matrix.is_free(q, &iv.runs)
+                && self.ctx.matrix.is_free(q, self.ctx.lists.runs(iv))
         })
     }
 
@@ -247,12 +247,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     fn set_assignment(&mut self, j: IntervalId, to: Option<PReg>) {
         if let Some(p) = self.ctx.intervals[j].assigned.take() {
-            self.ctx.matrix.unassign(p, &self.ctx.intervals[j]);
+            self.ctx
+                .matrix
+                .unassign(p, self.ctx.lists.runs(&self.ctx.intervals[j]));
         }
         if let Some(p) = to {
             self.ctx.intervals[j].assigned = Some(p);
             self.ctx.callee_saved.touch(p);
-            self.ctx.matrix.assign(p, j, &self.ctx.intervals[j]);
+            self.ctx
+                .matrix
+                .assign(p, j, self.ctx.lists.runs(&self.ctx.intervals[j]));
         }
         self.refresh_hint_reg(self.ctx.intervals[j].vreg);
     }

@@ -10,7 +10,6 @@ use crate::assignment::ReloadPiece;
 use crate::observe::observe;
 use log::debug;
 use regalloc2::Function;
-use smallvec::smallvec;
 
 impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn spill(&mut self, id: IntervalId) {
@@ -32,16 +31,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             self.ctx.intervals[id].weight
         );
 
-        let uses = std::mem::take(&mut self.ctx.intervals[id].uses);
+        // The spilled interval keeps its operands (their reload pieces serve them).
+        let all_uses = self.ctx.intervals[id].uses;
         let mut i = 0;
-        while i < uses.len() {
+        while i < all_uses.len() {
+            let uses = self.ctx.lists.uses_at(all_uses);
             let inst = uses[i].inst;
             let mut j = i;
             while j < uses.len() && uses[j].inst == inst {
                 j += 1;
             }
             for is_def in [false, true] {
-                let group: UseList = uses[i..j]
+                let group: UseList = self.ctx.lists.uses_at(all_uses)[i..j]
                     .iter()
                     .filter(|u| u.is_def() == is_def && needs_register(self.func, u))
                     .copied()
@@ -50,17 +51,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     continue;
                 };
                 let limit = super::split::use_limit(&group);
+                let lists = &mut self.ctx.lists;
                 let piece = self.ctx.intervals.push(LiveInterval {
                     vreg,
                     kind: IntervalKind::Reload { is_def },
-                    segments: smallvec![Segment { start, end }],
-                    runs: smallvec![Segment { start, end }],
+                    segments: lists.add_segments(&[Segment { start, end }]),
+                    runs: lists.add_segments(&[Segment { start, end }]),
                     fixed_conflicts: self
                         .an
                         .intervals
                         .fixed_index
                         .conflicts(&[Segment { start, end }], vreg),
-                    uses: group,
+                    uses: lists.add_uses(&group),
                     stage: Stage::Done,
                     cascade: 0,
                     weight: f32::INFINITY,
@@ -79,7 +81,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             i = j;
         }
-        self.ctx.intervals[id].uses = uses;
     }
 
     /// Does this operand need its value in a register (other than a fixed one, which is

@@ -28,7 +28,7 @@
 //! also probes the registers it emptied near the piece.
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind};
+use super::interval::{IntervalId, IntervalKind, IntervalLists, LiveInterval};
 use crate::analysis::intervals::{Segment, point_inst};
 use log::debug;
 use regalloc2::{Function, OperandConstraint, PReg, PRegSet};
@@ -118,8 +118,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for &(id, moment) in &self.ctx.spill_log {
             let iv = &self.ctx.intervals[id];
             if iv.in_slot()
-                && !iv
-                    .uses
+                && !self
+                    .ctx
+                    .lists
+                    .uses(iv)
                     .iter()
                     .any(|u| u.operand.constraint() == OperandConstraint::Stack)
             {
@@ -139,8 +141,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 for &j in pieces.iter() {
                     let o = &self.ctx.intervals[j];
                     if let (IntervalKind::Reload { .. }, Some(r), Some(seg)) =
-                        (o.kind, o.assigned, o.segments.first())
-                        && overlaps(&iv.runs, *seg)
+                        (o.kind, o.assigned, self.ctx.lists.segments(o).first())
+                        && overlaps(self.ctx.lists.runs(iv), *seg)
                     {
                         held.add(r);
                     }
@@ -154,7 +156,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .ctx
                         .copy_spill
                         .get()
-                        .is_some_and(|c| c.freed_over(p, &iv.runs))
+                        .is_some_and(|c| c.freed_over(p, self.ctx.lists.runs(iv)))
                     {
                         held.add(p);
                     }
@@ -166,7 +168,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         && !self.fixed_conflict(p, iv)
                         && self.ctx.matrix.interference_while(
                             p,
-                            &iv.runs,
+                            self.ctx.lists.runs(iv),
                             &mut s.occupants,
                             usize::MAX,
                             own_reload,
@@ -188,7 +190,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for k in 0..s.candidates.len() {
             let id = s.candidates[k].1;
             let mut cost = 0.0;
-            for_reload_pieces(&s, &self.ctx.intervals[id], |seg, _| {
+            for_reload_pieces(&s, &self.ctx.lists, &self.ctx.intervals[id], |seg, _| {
                 cost += MEMORY_MOVES * self.an.freq.of(cfg.block_of(point_inst(seg.start)));
             });
             s.candidates[k].0 = cost;
@@ -213,13 +215,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // Its reload pieces leave the matrix while a register is looked for.
             let mut reloads = std::mem::take(&mut s.reloads);
             reloads.clear();
-            for_reload_pieces(&s, &self.ctx.intervals[id], |_, piece| {
+            for_reload_pieces(&s, &self.ctx.lists, &self.ctx.intervals[id], |_, piece| {
                 if let Some(reg) = self.ctx.intervals[piece].assigned {
                     reloads.push((piece, reg));
                 }
             });
             for &(piece, reg) in &reloads {
-                self.ctx.matrix.unassign(reg, &self.ctx.intervals[piece]);
+                self.ctx
+                    .matrix
+                    .unassign(reg, self.ctx.lists.runs(&self.ctx.intervals[piece]));
             }
             match self.unspill_register(id, base, &s.boundaries, fresh) {
                 Some((p, gain)) => {
@@ -242,9 +246,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
                 None => {
                     for &(piece, reg) in &reloads {
-                        self.ctx
-                            .matrix
-                            .assign(reg, piece, &self.ctx.intervals[piece]);
+                        self.ctx.matrix.assign(
+                            reg,
+                            piece,
+                            self.ctx.lists.runs(&self.ctx.intervals[piece]),
+                        );
                     }
                 }
             }
@@ -279,7 +285,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for k in 0..self.ctx.spill_log.len() {
             let (b, (epoch, _)) = self.ctx.spill_log[k];
             let iv = &self.ctx.intervals[b];
-            let [run] = iv.runs[..] else { continue };
+            let [run] = self.ctx.lists.runs(iv)[..] else {
+                continue;
+            };
             if epoch != NOT_TRIED || !iv.in_slot() || run.start % 2 == 0 || run.end != run.start + 1
             {
                 continue;
@@ -298,7 +306,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     j != b
                         && p.kind == IntervalKind::Main
                         && overlaps(
-                            &p.runs,
+                            self.ctx.lists.runs(p),
                             Segment {
                                 start: point,
                                 end: point + 1,
@@ -314,7 +322,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 continue;
             };
             // The piece before must keep something of its own.
-            let Some(last_seg) = r.segments.iter().find(|s| s.end == run.start) else {
+            let Some(last_seg) = self
+                .ctx
+                .lists
+                .segments(r)
+                .iter()
+                .find(|s| s.end == run.start)
+            else {
                 continue;
             };
             if last_seg.start >= early || r.spilled || a.spilled {
@@ -366,29 +380,33 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let Some(q) = chosen else { continue };
             // The piece before gives up the instruction's early point and its operands
             // there.
-            self.ctx
-                .matrix
-                .unassign(p_before, &self.ctx.intervals[before]);
+            let ctx = &mut *self.ctx;
+            let r = &mut ctx.intervals[before];
+            ctx.matrix.unassign(p_before, ctx.lists.runs(r));
             let inst = point_inst(early);
-            let r = &mut self.ctx.intervals[before];
-            for seg in r.segments.iter_mut().chain(r.runs.iter_mut()) {
-                if seg.end == run.start {
-                    seg.end = early;
+            for range in [r.segments, r.runs] {
+                for seg in ctx.lists.segments_mut(range) {
+                    if seg.end == run.start {
+                        seg.end = early;
+                    }
                 }
             }
-            let moved: super::interval::UseList =
-                r.uses.iter().filter(|u| u.inst == inst).copied().collect();
-            r.uses.retain(|u| u.inst != inst);
-            r.limit = super::split::use_limit(&r.uses);
-            r.fixed_conflicts = self.an.intervals.fixed_index.conflicts(&r.runs, v);
-            self.ctx
-                .matrix
-                .assign(p_before, before, &self.ctx.intervals[before]);
-            let m = &mut self.ctx.intervals[b];
-            m.segments[0] = bridge;
-            m.runs[0] = bridge;
+            let moved: super::interval::UseList = ctx
+                .lists
+                .uses(r)
+                .iter()
+                .filter(|u| u.inst == inst)
+                .copied()
+                .collect();
+            r.uses = ctx.lists.retain_uses(r.uses, |u| u.inst != inst);
+            r.limit = super::split::use_limit(ctx.lists.uses(r));
+            r.fixed_conflicts = (self.an.intervals.fixed_index).conflicts(ctx.lists.runs(r), v);
+            ctx.matrix.assign(p_before, before, ctx.lists.runs(r));
+            let m = &mut ctx.intervals[b];
+            ctx.lists.segments_mut(m.segments)[0] = bridge;
+            ctx.lists.segments_mut(m.runs)[0] = bridge;
             m.limit = super::split::use_limit(&moved);
-            m.uses = moved;
+            m.uses = ctx.lists.add_uses(&moved);
             m.fixed_conflicts = reserved;
             m.spilled = false;
             debug!(
@@ -422,11 +440,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 match p.kind {
                     IntervalKind::Main => {
                         on_stack += u32::from(p.in_slot());
-                        s.runs
-                            .extend(p.runs.iter().map(|r| (r.start, r.end, piece)));
+                        s.runs.extend(
+                            self.ctx
+                                .lists
+                                .runs(p)
+                                .iter()
+                                .map(|r| (r.start, r.end, piece)),
+                        );
                     }
                     IntervalKind::Reload { .. } => {
-                        if let (Some(_), Some(seg)) = (p.assigned, p.segments.first()) {
+                        if let (Some(_), Some(seg)) =
+                            (p.assigned, self.ctx.lists.segments(p).first())
+                        {
                             s.reload_pieces.push((seg.start, seg.end, piece));
                         }
                     }
@@ -461,7 +486,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             start: 2 * def.index() as u32,
             end: 2 * def.index() as u32 + 2,
         };
-        if overlaps(&iv.runs, at) {
+        if overlaps(self.ctx.lists.runs(iv), at) {
             0.0
         } else {
             MEMORY_MOVES * self.an.freq.of(block)
@@ -482,7 +507,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let f = self.func;
         let cfg = &self.an.cfg;
         let side_at = |point: u32| self.side_at(s, id, point);
-        for r in &iv.runs {
+        for r in self.ctx.lists.runs(iv) {
             let first_block = cfg.block_of(point_inst(r.start));
             if r.start == 2 * f.block_insns(first_block).first().index() as u32 {
                 let preds = f.block_preds(first_block);
@@ -550,7 +575,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 continue;
             }
             tried.add(p);
-            if usable(p) && self.ctx.matrix.is_free(p, &iv.runs) {
+            if usable(p) && self.ctx.matrix.is_free(p, self.ctx.lists.runs(iv)) {
                 let gain = base + boundary_gain(boundaries, p);
                 if gain > 0.0 && best.is_none_or(|(_, g)| gain > g) {
                     best = Some((p, gain));
@@ -565,7 +590,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .iter()
                 .copied()
                 .filter(|&p| !tried.contains(p) && usable(p));
-            if let Some(p) = self.ctx.matrix.first_free(others, &iv.runs) {
+            if let Some(p) = self.ctx.matrix.first_free(others, self.ctx.lists.runs(iv)) {
                 let gain = base + boundary_gain(boundaries, p);
                 if gain > 0.0 {
                     best = Some((p, gain));
@@ -598,12 +623,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 /// Calls `f` with each reload piece (still assigned) inside `iv`'s runs.
 fn for_reload_pieces(
     s: &UnspillScratch,
-    iv: &super::interval::LiveInterval,
+    lists: &IntervalLists,
+    iv: &LiveInterval,
     mut f: impl FnMut(Segment, IntervalId),
 ) {
     let (a, b) = s.index[iv.vreg.vreg()].reloads;
     let pieces = &s.reload_pieces[a as usize..b as usize];
-    for r in &iv.runs {
+    for r in lists.runs(iv) {
         // A reload piece spans at most its instruction's two points.
         let lo = pieces.partition_point(|&(start, _, _)| start + 2 < r.start);
         for &(start, end, piece) in &pieces[lo..] {

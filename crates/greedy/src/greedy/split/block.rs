@@ -58,12 +58,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // need a register.
         keyed.clear();
         keyed.extend(
-            iv.segments
-                .iter()
+            (self.ctx.lists.segments(iv).iter())
                 .map(|s| (loops.header[self.block_of_point(s.start).index()], 0)),
         );
         let mut carvable = false;
-        for (k, uses) in Self::uses_by_segment(iv) {
+        for (k, uses) in Self::uses_by_segment(&self.ctx.lists, iv) {
             let mut count = 0u32;
             let mut last = u32::MAX;
             for u in uses.iter().filter(|u| self.needs_register(u)) {
@@ -129,7 +128,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The segments outside loop pieces, a few more if some are carved in two.
         let mut rest = SegmentList::with_capacity(iv.segments.len() - grouped);
         let mut at = 0;
-        for (k, &s) in iv.segments.iter().enumerate() {
+        for (k, &s) in self.ctx.lists.segments(iv).iter().enumerate() {
             let (h, use_insts) = keyed[k];
             if h.is_valid() {
                 let g = per_loop[h.index()].0;
@@ -145,7 +144,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 rest.push(s);
                 continue;
             }
-            let uses = Self::uses_from(iv, &mut at, &s);
+            let uses = Self::uses_from(self.ctx.lists.uses(iv), &mut at, &s);
             match self.carve_uses(uses, s, &mut rest) {
                 Some(piece) => products.push(Product {
                     segments: smallvec::smallvec![piece],
@@ -202,7 +201,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut last: Option<(regalloc2::Inst, Block)> = None;
         let mut found = false;
         headers.clear();
-        for u in iv.uses.iter().filter(|u| self.needs_register(u)) {
+        for u in self
+            .ctx
+            .lists
+            .uses(iv)
+            .iter()
+            .filter(|u| self.needs_register(u))
+        {
             let b = self.an.cfg.block_of(u.inst);
             // Uses are sorted by instruction, so a block's uses are adjacent.
             if last.is_some_and(|(i, lb)| i != u.inst && lb == b) {

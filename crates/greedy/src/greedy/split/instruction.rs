@@ -21,17 +21,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // cheap as any piece's: the split only pays where some operand needs a register
         // of its own, which a piece around it may find.
         if iv.segments.len() != 1
-            || !iv
-                .uses
-                .iter()
+            || !(self.ctx.lists.uses(iv).iter())
                 .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
-            || !iv.uses.iter().any(|u| self.needs_register(u))
+            || !self
+                .ctx
+                .lists
+                .uses(iv)
+                .iter()
+                .any(|u| self.needs_register(u))
         {
             return false;
         }
-        let seg = iv.segments[0];
+        let seg = self.ctx.lists.segments(iv)[0];
         let mut cuts: Vec<u32> = Vec::new();
-        for u in &iv.uses {
+        for u in self.ctx.lists.uses(iv) {
             for c in [2 * u.inst.index() as u32, 2 * u.inst.index() as u32 + 2] {
                 if c > seg.start && c < seg.end && cuts.last() != Some(&c) {
                     cuts.push(c);
@@ -79,7 +82,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // Instruction windows [2i, 2i + 2) of the `Stack` operands, in order (uses are
         // sorted by instruction).
         let mut windows: SegmentList = SegmentList::new();
-        for u in &iv.uses {
+        for u in self.ctx.lists.uses(iv) {
             let w = Segment {
                 start: 2 * u.inst.index() as u32,
                 end: 2 * u.inst.index() as u32 + 2,
@@ -97,7 +100,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let freq_at = |inst: regalloc2::Inst| self.an.freq.of(self.an.cfg.block_of(inst));
         let mut reloads_whole = 0.0f32;
         let mut w = 0;
-        for group in iv.uses.chunk_by(|a, b| a.inst == b.inst) {
+        for group in self.ctx.lists.uses(iv).chunk_by(|a, b| a.inst == b.inst) {
             let inst = group[0].inst;
             let start = 2 * inst.index() as u32;
             while windows.get(w).is_some_and(|win| win.start < start) {
@@ -121,7 +124,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             };
             reloads_whole += group.iter().map(saves).fold(0.0, f32::max) * freq_at(inst);
         }
-        let live_end = iv.segments.last().map_or(0, |s| s.end);
+        let live_end = self.ctx.lists.segments(iv).last().map_or(0, |s| s.end);
         let reloads_split: f32 = windows
             .iter()
             .filter(|win| win.end < live_end)
@@ -136,7 +139,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut rest = SegmentList::new();
         let mut products = Vec::new();
         let mut w = 0;
-        for &s in &iv.segments {
+        for &s in self.ctx.lists.segments(iv) {
             let mut at = s.start;
             while w < windows.len() && windows[w].end <= s.start {
                 w += 1;

@@ -280,13 +280,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             ops_before,
             candidates,
         } = s;
-        let seg = iv.segments[0];
+        let seg = self.ctx.lists.segments(iv)[0];
         // Only operands inside the segment count (a fixed def's site precedes it), and
         // only those that need a register: the others read the spill slot for free.
         insts.clear();
         insts.extend(
-            iv.uses
-                .iter()
+            (self.ctx.lists.uses(iv).iter())
                 .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
                 .map(|u| u.inst.index() as u32),
         );
@@ -354,7 +353,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         ops_before.resize(m + 1, 0);
         {
             let mut k = 0;
-            for u in iv.uses.iter() {
+            for u in self.ctx.lists.uses(iv).iter() {
                 while k < m && insts[k] < u.inst.index() as u32 {
                     k += 1;
                 }

@@ -28,7 +28,7 @@ pub(crate) use region::RegionScratch;
 pub(crate) use region::SPARSE_NESTED_REGION_SEGMENTS;
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind, LiveInterval, SegmentList, Stage, UseList};
+use super::interval::{IntervalId, IntervalKind, IntervalLists, LiveInterval, SegmentList, Stage};
 use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
@@ -36,6 +36,7 @@ use crate::observe::observe;
 use crate::search::gallop;
 use log::debug;
 use regalloc2::{Block, Function, OperandConstraint, PReg};
+use smallvec::SmallVec;
 
 /// Candidate registers examined per split attempt, in allocation order. Each region
 /// candidate costs a probe of every block segment and up to two descents; on the wasm
@@ -76,9 +77,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if iv.kind != IntervalKind::Main || iv.segments.is_empty() {
             return false;
         }
-        let first_block = self.block_of_point(iv.segments[0].start);
-        let local = iv
-            .segments
+        let segments = self.ctx.lists.segments(iv);
+        let first_block = self.block_of_point(segments[0].start);
+        let local = segments
             .iter()
             .all(|s| self.block_of_point(s.start) == first_block);
         if local {
@@ -122,8 +123,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// increasing order: `at` (0 before the first) carries the position in `iv.uses`
     /// from one segment to the next, so a walk over all of an interval's segments is one
     /// pass over its uses (sorted by instruction).
-    fn uses_from<'i>(iv: &'i LiveInterval, at: &mut usize, s: &Segment) -> &'i [UseSite] {
-        let uses = &iv.uses[..];
+    fn uses_from<'i>(uses: &'i [UseSite], at: &mut usize, s: &Segment) -> &'i [UseSite] {
         while *at < uses.len() && uses[*at].first < s.start {
             *at += 1;
         }
@@ -139,21 +139,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// ends before the next use is passed over with one comparison (a value through
     /// hundreds of blocks has uses in a few).
     fn uses_by_segment<'i>(
-        iv: &'i LiveInterval,
+        lists: &'i IntervalLists,
+        iv: &LiveInterval,
     ) -> impl Iterator<Item = (usize, &'i [UseSite])> + 'i {
-        let segments = &iv.segments[..];
+        let segments = lists.segments_at(iv.segments);
+        let uses = lists.uses_at(iv.uses);
         let mut at = 0;
         let mut k = 0;
         std::iter::from_fn(move || {
             loop {
-                let next = iv.uses.get(at)?.first;
+                let next = uses.get(at)?.first;
                 // `uses_from` gives these nothing and leaves `at` where it is.
                 k = gallop_segments(segments, k, next);
                 let s = segments.get(k)?;
                 k += 1;
-                let uses = Self::uses_from(iv, &mut at, s);
-                if !uses.is_empty() {
-                    return Some((k - 1, uses));
+                let found = Self::uses_from(uses, &mut at, s);
+                if !found.is_empty() {
+                    return Some((k - 1, found));
                 }
             }
         })
@@ -173,7 +175,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     fn debug_assert_uncarvable(&self, iv: &LiveInterval, at: usize, s: Segment) {
         debug_assert!(
             self.carve_uses(
-                Self::uses_from(iv, &mut { at }, &s),
+                Self::uses_from(self.ctx.lists.uses(iv), &mut { at }, &s),
                 s,
                 &mut SegmentList::new()
             )
@@ -219,20 +221,24 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Replaces interval `id` by `products` (a partition of its segments, each product's
     /// in order), distributing its uses by point, and assigns or queues each product.
     fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
-        let old_uses = std::mem::take(&mut self.ctx.intervals[id].uses);
-        let old_segments = std::mem::take(&mut self.ctx.intervals[id].segments);
-        self.ctx.intervals[id].runs.clear();
-        debug_assert!(self.ctx.intervals[id].assigned.is_none());
-        let (vreg, cascade) = {
-            let iv = &self.ctx.intervals[id];
-            (iv.vreg, iv.cascade)
-        };
+        // The old lists stay in the arenas (which only grow) while the products are
+        // made from them.
+        let retired = &mut self.ctx.intervals[id];
+        let (old_uses, old_segments) = (retired.uses, retired.segments);
+        debug_assert!(retired.assigned.is_none());
+        retired.retire();
+        let (vreg, cascade) = (retired.vreg, retired.cascade);
         debug_assert_eq!(
             products
                 .iter()
                 .map(|p| p.segments.iter().map(Segment::len).sum::<u32>())
                 .sum::<u32>(),
-            old_segments.iter().map(Segment::len).sum::<u32>()
+            self.ctx
+                .lists
+                .segments_at(old_segments)
+                .iter()
+                .map(Segment::len)
+                .sum::<u32>()
         );
         // The retired interval leaves its vreg's piece list: the list is only read for
         // hints (assigned pieces), and every interval of a long-lived value scans it, so
@@ -246,14 +252,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // the same instruction), so a segment's candidates are found by instruction and
         // then filtered by point.
         let mut found = std::mem::take(&mut self.ctx.scratch_uses);
-        let mut uses_of: Vec<UseList> = Vec::with_capacity(products.len());
+        found.clear();
+        let old_uses = self.ctx.lists.uses_at(old_uses);
+        // Where each product's uses end in `found`.
+        let mut found_ends: SmallVec<[usize; 8]> = SmallVec::with_capacity(products.len());
         for product in &products {
             // Every split kind builds its products' segments in order, none empty.
             debug_assert!(product.segments.iter().all(|s| s.start < s.end));
             debug_assert!(product.segments.is_sorted());
             // Segments are sorted: the first use reaching into each is found by a cursor.
-            // Collected first, so the product's list is allocated once at its size.
-            found.clear();
             let segments = &product.segments[..];
             let mut lo = 0;
             let mut k = 0;
@@ -267,7 +274,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     break;
                 };
                 k += 1;
-                lo = gallop_uses(&old_uses, lo, s.start);
+                lo = gallop_uses(old_uses, lo, s.start);
                 // Past the last use, or short of the next: nothing to take.
                 match old_uses.get(lo) {
                     None => break,
@@ -282,14 +289,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         .copied(),
                 );
             }
-            uses_of.push(UseList::from_slice(&found));
+            found_ends.push(found.len());
         }
-        self.ctx.scratch_uses = found;
-        for (product, uses) in products.into_iter().zip(uses_of) {
+        let mut lo = 0;
+        for (product, hi) in products.into_iter().zip(found_ends) {
+            let uses = &found[lo..hi];
+            lo = hi;
             if product.segments.is_empty() {
                 continue;
             }
-            let piece = self.push_main_piece(vreg, product.segments, uses, product.stage, cascade);
+            let piece = self.push_main_piece(vreg, &product.segments, uses, product.stage, cascade);
             debug!(
                 "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
                 product.stage, self.ctx.intervals[piece].weight
@@ -306,6 +315,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 Placement::Queue => self.enqueue(piece),
             }
         }
+        self.ctx.scratch_uses = found;
         self.refresh_hint_reg(vreg);
     }
 
@@ -315,16 +325,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     pub(crate) fn push_main_piece(
         &mut self,
         vreg: regalloc2::VReg,
-        segments: SegmentList,
-        uses: UseList,
+        segments: &[Segment],
+        uses: &[UseSite],
         stage: Stage,
         cascade: super::interval::Cascade,
     ) -> IntervalId {
-        let runs = runs_of(&segments);
-        let fixed_conflicts = self.an.intervals.fixed_index.conflicts(&runs, vreg);
+        let lists = &mut self.ctx.lists;
+        let segments = lists.add_segments(segments);
+        let runs = lists.add_runs_of(segments);
+        let fixed_conflicts =
+            (self.an.intervals.fixed_index).conflicts(lists.segments_at(runs), vreg);
         // Each piece is limited by its own operands only: one `Limit` use must not pin
         // the pieces that do not hold it.
-        let limit = use_limit(&uses);
+        let limit = use_limit(uses);
+        let uses = lists.add_uses(uses);
         let piece = self.ctx.intervals.push(LiveInterval {
             vreg,
             kind: IntervalKind::Main,
@@ -364,20 +378,6 @@ fn gallop_uses(uses: &[UseSite], lo: usize, start: Point) -> usize {
 #[inline]
 fn gallop_segments(segments: &[Segment], k: usize, p: Point) -> usize {
     gallop(segments, k, |s| s.end <= p)
-}
-
-/// `segments` joined into runs (`matrix::merged`). Past the inline size the list is
-/// allocated once, as long as `segments` (runs never outnumber them, and the interval
-/// keeps a list that long anyway): collected, a block split's remainder of hundreds of
-/// runs grew it one push at a time.
-pub(crate) fn runs_of(segments: &[Segment]) -> SegmentList {
-    let runs = super::matrix::merged(segments);
-    if segments.len() <= SegmentList::new().inline_size() {
-        return runs.collect();
-    }
-    let mut list = Vec::with_capacity(segments.len());
-    list.extend(runs);
-    SegmentList::from_vec(list)
 }
 
 /// The tightest `Limit` among `uses` (`usize::MAX` for none): registers with `hw_enc` at

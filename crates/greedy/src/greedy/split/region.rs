@@ -122,13 +122,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let f = self.func;
         // Per segment: its block, frequency and the cost of keeping it on the stack.
         blocks.clear();
-        blocks.extend(iv.segments.iter().map(|s| self.block_of_point(s.start)));
+        blocks.extend(
+            self.ctx
+                .lists
+                .segments(iv)
+                .iter()
+                .map(|s| self.block_of_point(s.start)),
+        );
         stack_cost.clear();
         stack_cost.resize(n, 0.0);
         fixed_ops.clear();
         spans.clear();
         spans.resize(n, NO_SPAN);
-        for (k, uses) in Self::uses_by_segment(iv) {
+        for (k, uses) in Self::uses_by_segment(&self.ctx.lists, iv) {
             // Operands that accept the stack read the spill slot at no cost. A fixed use
             // is served by a copy into its register, a reload from the stack and a move
             // (or nothing) from a register, but charging it so (2 against 1 or 0) made
@@ -157,10 +163,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // the register): it belongs to the segment starting right after it, if this
         // interval holds that one. A store from the stack side, a move from a register.
         if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
-            for u in iv.uses.iter().filter(|u| u.is_def()) {
+            for u in self.ctx.lists.uses(iv).iter().filter(|u| u.is_def()) {
                 if let OperandConstraint::FixedReg(q) = u.operand.constraint()
-                    && let Ok(k) = iv
-                        .segments
+                    && let Ok(k) = (self.ctx.lists.segments(iv))
                         .binary_search_by_key(&(2 * u.inst.index() as u32 + 2), |s| s.start)
                 {
                     let freq = self.an.freq.of(blocks[k]);
@@ -168,20 +173,26 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     fixed_ops.push((k as u32, q, freq));
                     // Its copy out of the register starts the segment: no stack before.
                     spans[k].0 = 0;
-                    spans[k].1 = spans[k].1.max(iv.segments[k].start);
+                    spans[k].1 = spans[k].1.max(self.ctx.lists.segments(iv)[k].start);
                 }
             }
         }
         debug_assert!({
             let mut at = 0;
-            let mut with_uses = Self::uses_by_segment(iv);
-            let same = iv.segments.iter().enumerate().all(|(k, s)| {
-                let uses = Self::uses_from(iv, &mut at, s);
-                uses.is_empty()
-                    || with_uses
-                        .next()
-                        .is_some_and(|(j, w)| j == k && std::ptr::eq(w, uses))
-            });
+            let mut with_uses = Self::uses_by_segment(&self.ctx.lists, iv);
+            let same = self
+                .ctx
+                .lists
+                .segments(iv)
+                .iter()
+                .enumerate()
+                .all(|(k, s)| {
+                    let uses = Self::uses_from(self.ctx.lists.uses(iv), &mut at, s);
+                    uses.is_empty()
+                        || with_uses
+                            .next()
+                            .is_some_and(|(j, w)| j == k && std::ptr::eq(w, uses))
+                });
             same && with_uses.next().is_none()
         });
         // Every labelling costs at least nothing, and a split must cost less than
@@ -229,7 +240,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for (k, b) in blocks.iter().enumerate() {
             last_segment[b.index()] = k as u32;
         }
-        for (k, s) in iv.segments.iter().enumerate() {
+        for (k, s) in self.ctx.lists.segments(iv).iter().enumerate() {
             let b = blocks[k];
             if s.start != 2 * f.block_insns(b).first().index() as u32 {
                 continue;
@@ -247,7 +258,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // splitting quadratic in the blocks a value lives through).
                 let pred_end = 2 * f.block_insns(pred).last().index() as u32 + 2;
                 let j = last_segment[pred.index()];
-                if j != NO_SEGMENT && iv.segments[j as usize].end == pred_end {
+                if j != NO_SEGMENT && self.ctx.lists.segments(iv)[j as usize].end == pred_end {
                     let j = j as usize;
                     // A block looping to itself keeps one label: its edge never costs.
                     if j != k {
@@ -332,9 +343,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                         && probe.is_free(s)
                 };
-                let forced: f32 = iv
-                    .segments
-                    .iter()
+                let forced: f32 = (self.ctx.lists.segments(iv).iter())
                     .zip(stack_cost.iter())
                     .filter(|&(&s, &cost)| {
                         cost > 0.0 && {
@@ -388,9 +397,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut partial = false;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            let per_segment = iv
-                .segments
-                .iter()
+            let per_segment = (self.ctx.lists.segments(iv).iter())
                 .zip(free.iter_mut())
                 .zip(modes.iter_mut())
                 .zip(spans.iter().zip(stack_cost.iter()));
@@ -568,7 +575,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut at = 0;
         let mut parts = 0;
         for k in 0..n {
-            let s = iv.segments[k];
+            let s = self.ctx.lists.segments(iv)[k];
             if label[k] {
                 match best_modes[k] {
                     Mode::Whole => in_reg.push(s),
@@ -614,7 +621,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 in_mem.push(s);
                 continue;
             }
-            let uses = Self::uses_from(iv, &mut at, &s);
+            let uses = Self::uses_from(self.ctx.lists.uses(iv), &mut at, &s);
             match self.carve_uses(uses, s, &mut in_mem) {
                 Some(piece) => local_pieces.push(piece),
                 None => in_mem.push(s),
@@ -709,7 +716,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut needy = 0;
         let mut nested = false;
         // Fixed defs count too: the labelling charges them (a store from the register).
-        for u in iv.uses.iter().filter(|u| {
+        for u in self.ctx.lists.uses(iv).iter().filter(|u| {
             self.needs_register(u)
                 || (u.is_def() && matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
         }) {
@@ -727,7 +734,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let n = label.len();
         let mut compact = SegmentList::new();
         let mut rest = SegmentList::new();
-        for (k, &s) in iv.segments.iter().enumerate() {
+        for (k, &s) in self.ctx.lists.segments(iv).iter().enumerate() {
             if label[k] {
                 compact.push(s);
             } else {
