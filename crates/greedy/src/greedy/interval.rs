@@ -33,15 +33,37 @@ impl ListRange {
     fn span(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+
+    /// The first `n` entries, taken off the front, if there are that many.
+    fn take(&mut self, n: usize) -> Option<ListRange> {
+        (n <= self.len()).then(|| {
+            let taken = ListRange {
+                start: self.start,
+                end: self.start + n as u32,
+            };
+            self.start = taken.end;
+            taken
+        })
+    }
+}
+
+/// Free stretches of the arenas (a retired interval's), where new lists may go before
+/// the arenas grow. Invariant: no interval's range overlaps them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Room {
+    segments: ListRange,
+    uses: ListRange,
 }
 
 /// The segments, runs and operands of every interval of the function, in two arenas
 /// (segments and runs share one) that only grow until the next function. An interval
-/// holds ranges into them, so it is a plain value of under 100 bytes: the table of
+/// holds ranges into them, so it is a plain value of under 96 bytes: the table of
 /// intervals was a quarter of a large function's working set when each held its three
 /// lists inline (248 bytes an interval), and clearing it read every interval again to
 /// free the lists that had outgrown their inline room. A list that changes is written
-/// anew at the end (its old stretch is left unused) or, when it only shrinks, in place.
+/// anew at the end or, when it only shrinks, in place; a split writes its products
+/// into the stretches the interval it replaces leaves (`Room`), which they nearly
+/// always fit, so splitting does not keep reaching for memory not touched yet.
 #[derive(Default)]
 pub(crate) struct IntervalLists {
     segments: Vec<Segment>,
@@ -116,6 +138,68 @@ impl IntervalLists {
         ListRange {
             start: start as u32,
             end: self.segments.len() as u32,
+        }
+    }
+
+    /// The stretches `iv`'s lists occupy, free once it is retired: its segments and, when
+    /// they follow them (as `add_runs_of` leaves them), its runs; its operands.
+    pub fn room_of(iv: &LiveInterval) -> Room {
+        let segments = if iv.segments.end == iv.runs.start {
+            ListRange {
+                start: iv.segments.start,
+                end: iv.runs.end,
+            }
+        } else {
+            iv.segments
+        };
+        Room {
+            segments,
+            uses: iv.uses,
+        }
+    }
+
+    /// `add_segments`, into `room` when it fits.
+    pub fn add_segments_in(&mut self, room: &mut Room, s: &[Segment]) -> ListRange {
+        match room.segments.take(s.len()) {
+            Some(r) => {
+                self.segments[r.span()].copy_from_slice(s);
+                r
+            }
+            None => self.add_segments(s),
+        }
+    }
+
+    /// `add_runs_of`, into `room` when it has room for as many runs as segments.
+    pub fn add_runs_of_in(&mut self, room: &mut Room, r: ListRange) -> ListRange {
+        if room.segments.len() < r.len() {
+            return self.add_runs_of(r);
+        }
+        let start = room.segments.start as usize;
+        let mut end = start;
+        for k in r.span() {
+            let s = self.segments[k];
+            if end > start && self.segments[end - 1].end == s.start {
+                self.segments[end - 1].end = s.end;
+            } else {
+                self.segments[end] = s;
+                end += 1;
+            }
+        }
+        room.segments.start = end as u32;
+        ListRange {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// `add_uses`, into `room` when it fits.
+    pub fn add_uses_in(&mut self, room: &mut Room, u: &[UseSite]) -> ListRange {
+        match room.uses.take(u.len()) {
+            Some(r) => {
+                self.uses[r.span()].copy_from_slice(u);
+                r
+            }
+            None => self.add_uses(u),
         }
     }
 
@@ -279,6 +363,61 @@ mod tests {
         assert_eq!(kept.len(), 2);
         lists.clear();
         assert!(lists.add_segments(&[]).is_empty());
+    }
+
+    /// A retired interval's stretches take its products' lists while they fit (its
+    /// segments and the runs after them as one stretch); what does not fit goes to the
+    /// end, and nothing outside the room is overwritten.
+    #[test]
+    fn products_reuse_the_room() {
+        let mut lists = IntervalLists::default();
+        let before = lists.add_segments(&[seg(100, 102)]);
+        let segments = lists.add_segments(&[seg(0, 4), seg(4, 8), seg(10, 12)]);
+        let runs = lists.add_runs_of(segments);
+        let uses = lists.add_uses(&[use_at(1), use_at(5)]);
+        let after = lists.add_segments(&[seg(200, 202)]);
+        let parent = LiveInterval {
+            vreg: VReg::new(200, RegClass::Int),
+            kind: IntervalKind::Main,
+            segments,
+            runs,
+            fixed_conflicts: PRegSet::empty(),
+            uses,
+            stage: Stage::Split,
+            cascade: 0,
+            weight: 0.0,
+            assigned: None,
+            split_hint: None,
+            limit: usize::MAX,
+            deferred: false,
+            spilled: false,
+        };
+        let mut room = IntervalLists::room_of(&parent);
+        assert_eq!(room.segments.len(), 5);
+        // Two products: [0, 8) with its run, then [10, 12) with its run.
+        let a = lists.add_segments_in(&mut room, &[seg(0, 4), seg(4, 8)]);
+        let a_runs = lists.add_runs_of_in(&mut room, a);
+        let a_uses = lists.add_uses_in(&mut room, &[use_at(1)]);
+        assert_eq!(lists.segments_at(a_runs), &[seg(0, 8)]);
+        let b = lists.add_segments_in(&mut room, &[seg(10, 12)]);
+        // One slot left, and `b` has one segment: its run fits too.
+        let b_runs = lists.add_runs_of_in(&mut room, b);
+        assert_eq!(room.segments.len(), 0);
+        // No room left: this one is added at the end.
+        let c = lists.add_segments_in(&mut room, &[seg(300, 302)]);
+        assert!(c.start >= after.end);
+        for (r, want) in [
+            (a, &[seg(0, 4), seg(4, 8)][..]),
+            (b, &[seg(10, 12)]),
+            (b_runs, &[seg(10, 12)]),
+            (before, &[seg(100, 102)]),
+            (after, &[seg(200, 202)]),
+            (c, &[seg(300, 302)]),
+        ] {
+            assert_eq!(lists.segments_at(r), want);
+        }
+        assert_eq!(lists.uses_at(a_uses)[0].inst.index(), 1);
+        assert!(a_uses.start == uses.start && room.uses.len() == 1);
     }
 
     /// The point of the arenas: an interval stays a small plain value.

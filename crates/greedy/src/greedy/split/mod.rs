@@ -28,7 +28,9 @@ pub(crate) use region::RegionScratch;
 pub(crate) use region::SPARSE_NESTED_REGION_SEGMENTS;
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind, IntervalLists, LiveInterval, SegmentList, Stage};
+use super::interval::{
+    IntervalId, IntervalKind, IntervalLists, LiveInterval, Room, SegmentList, Stage,
+};
 use super::matrix::fixed_conflict_from;
 use crate::Phase;
 use crate::analysis::intervals::{Point, Segment, UseSite, point_inst};
@@ -225,6 +227,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // made from them.
         let retired = &mut self.ctx.intervals[id];
         let (old_uses, old_segments) = (retired.uses, retired.segments);
+        let mut room = IntervalLists::room_of(retired);
         debug_assert!(retired.assigned.is_none());
         retired.retire();
         let (vreg, cascade) = (retired.vreg, retired.cascade);
@@ -298,7 +301,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let piece = self.push_main_piece(vreg, &product.segments, uses, product.stage, cascade);
+            let piece = self.push_main_piece_in(
+                &mut room,
+                vreg,
+                &product.segments,
+                uses,
+                product.stage,
+                cascade,
+            );
             debug!(
                 "{piece} ({vreg}): split product of {id}, stage {:?}, weight {}",
                 product.stage, self.ctx.intervals[piece].weight
@@ -330,15 +340,28 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         stage: Stage,
         cascade: super::interval::Cascade,
     ) -> IntervalId {
+        self.push_main_piece_in(&mut Room::default(), vreg, segments, uses, stage, cascade)
+    }
+
+    /// `push_main_piece`, its lists written into `room` where they fit.
+    fn push_main_piece_in(
+        &mut self,
+        room: &mut Room,
+        vreg: regalloc2::VReg,
+        segments: &[Segment],
+        uses: &[UseSite],
+        stage: Stage,
+        cascade: super::interval::Cascade,
+    ) -> IntervalId {
         let lists = &mut self.ctx.lists;
-        let segments = lists.add_segments(segments);
-        let runs = lists.add_runs_of(segments);
+        let segments = lists.add_segments_in(room, segments);
+        let runs = lists.add_runs_of_in(room, segments);
         let fixed_conflicts =
             (self.an.intervals.fixed_index).conflicts(lists.segments_at(runs), vreg);
         // Each piece is limited by its own operands only: one `Limit` use must not pin
         // the pieces that do not hold it.
         let limit = use_limit(uses);
-        let uses = lists.add_uses(uses);
+        let uses = lists.add_uses_in(room, uses);
         let piece = self.ctx.intervals.push(LiveInterval {
             vreg,
             kind: IntervalKind::Main,
