@@ -52,11 +52,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 };
                 let limit = super::split::use_limit(&group);
                 let lists = &mut self.ctx.lists;
+                // One segment: its run is the same range.
+                let segments = lists.add_segments(&[Segment { start, end }]);
                 let piece = self.ctx.intervals.push(LiveInterval {
                     vreg,
                     kind: IntervalKind::Reload { is_def },
-                    segments: lists.add_segments(&[Segment { start, end }]),
-                    runs: lists.add_segments(&[Segment { start, end }]),
+                    segments,
+                    runs: segments,
                     fixed_conflicts: self
                         .an
                         .intervals

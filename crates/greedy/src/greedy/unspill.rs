@@ -384,7 +384,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let r = &mut ctx.intervals[before];
             ctx.matrix.unassign(p_before, ctx.lists.runs(r));
             let inst = point_inst(early);
-            for range in [r.segments, r.runs] {
+            // Runs that share the segments' range are changed with them.
+            let runs = (r.runs != r.segments).then_some(r.runs);
+            for range in std::iter::once(r.segments).chain(runs) {
                 for seg in ctx.lists.segments_mut(range) {
                     if seg.end == run.start {
                         seg.end = early;
