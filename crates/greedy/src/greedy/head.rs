@@ -13,7 +13,7 @@
 //! head spans at most `MAX_HEAD_INSTS` instructions with operands of its value.
 
 use super::Allocator;
-use super::interval::{IntervalId, IntervalKind, Stage, UseList};
+use super::interval::{IntervalId, IntervalKind, Room, Stage, UseList};
 use super::split::use_limit;
 use crate::analysis::intervals::{Segment, UseSite, fixed_conflict, needs_register, point_inst};
 use crate::observe::{SplitKind, observe};
@@ -214,7 +214,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         iv.fixed_conflicts = (self.an.intervals.fixed_index).conflicts(lists.runs(iv), vreg);
         let cascade = iv.cascade;
         let head = Segment { start, end };
-        let piece = self.push_main_piece(vreg, &[head], &head_uses, Stage::Done, cascade);
+        let piece = self.push_main_piece(
+            &mut Room::default(),
+            vreg,
+            &[head],
+            &head_uses,
+            Stage::Done,
+            cascade,
+        );
         self.stats.head_splits += 1;
         debug!("{piece} ({vreg}): head [{start}, {end}) of spilled {id} kept in {p}, gain {gain}");
         observe!(self, self.split_event(id, SplitKind::Head));

@@ -22,6 +22,13 @@ pub(crate) struct ListRange {
 }
 
 impl ListRange {
+    fn new(start: usize, end: usize) -> Self {
+        ListRange {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
     pub fn len(self) -> usize {
         (self.end - self.start) as usize
     }
@@ -131,21 +138,15 @@ impl IntervalLists {
     }
 
     pub fn add_segments(&mut self, s: &[Segment]) -> ListRange {
-        let start = self.segments.len() as u32;
+        let start = self.segments.len();
         self.segments.extend_from_slice(s);
-        ListRange {
-            start,
-            end: self.segments.len() as u32,
-        }
+        ListRange::new(start, self.segments.len())
     }
 
     pub fn add_uses(&mut self, u: &[UseSite]) -> ListRange {
-        let start = self.uses.len() as u32;
+        let start = self.uses.len();
         self.uses.extend_from_slice(u);
-        ListRange {
-            start,
-            end: self.uses.len() as u32,
-        }
+        ListRange::new(start, self.uses.len())
     }
 
     /// The runs of the segments at `r` (touching segments joined), added; `r` itself
@@ -159,10 +160,7 @@ impl IntervalLists {
         self.segments.extend_from_within(r.span());
         let n = join_touching(&mut self.segments[start..]);
         self.segments.truncate(start + n);
-        ListRange {
-            start: start as u32,
-            end: (start + n) as u32,
-        }
+        ListRange::new(start, start + n)
     }
 
     /// The stretches `iv`'s lists occupy, free once it is retired: its segments and, when
@@ -206,10 +204,7 @@ impl IntervalLists {
         self.segments.copy_within(r.span(), start);
         let n = join_touching(&mut self.segments[start..start + r.len()]);
         room.segments.start = (start + n) as u32;
-        ListRange {
-            start: start as u32,
-            end: (start + n) as u32,
-        }
+        ListRange::new(start, start + n)
     }
 
     /// `add_uses`, into `room` when it fits.
@@ -238,10 +233,7 @@ impl IntervalLists {
                 end += 1;
             }
         }
-        ListRange {
-            start: r.start,
-            end: end as u32,
-        }
+        ListRange::new(r.start as usize, end)
     }
 }
 

@@ -301,7 +301,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             if product.segments.is_empty() {
                 continue;
             }
-            let piece = self.push_main_piece_in(
+            let piece = self.push_main_piece(
                 &mut room,
                 vreg,
                 &product.segments,
@@ -330,21 +330,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// A new `Main` interval of `vreg` (a split product, a spilled value's head) over
-    /// `segments`, holding `uses`: its runs, fixed conflicts, limit and spill weight
-    /// computed, and listed among its value's pieces; neither assigned nor queued.
+    /// `segments`, holding `uses`, its lists written into `room` where they fit: its
+    /// runs, fixed conflicts, limit and spill weight computed, and listed among its
+    /// value's pieces; neither assigned nor queued.
     pub(crate) fn push_main_piece(
-        &mut self,
-        vreg: regalloc2::VReg,
-        segments: &[Segment],
-        uses: &[UseSite],
-        stage: Stage,
-        cascade: super::interval::Cascade,
-    ) -> IntervalId {
-        self.push_main_piece_in(&mut Room::default(), vreg, segments, uses, stage, cascade)
-    }
-
-    /// `push_main_piece`, its lists written into `room` where they fit.
-    fn push_main_piece_in(
         &mut self,
         room: &mut Room,
         vreg: regalloc2::VReg,
