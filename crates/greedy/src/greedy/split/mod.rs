@@ -223,8 +223,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Replaces interval `id` by `products` (a partition of its segments, each product's
     /// in order), distributing its uses by point, and assigns or queues each product.
     fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
-        // The old lists stay in the arenas (which only grow) while the products are
-        // made from them.
+        // The old lists are read to distribute the uses before any product is made;
+        // the products' lists then take their stretches (`room`).
         let retired = &mut self.ctx.intervals[id];
         let (old_uses, old_segments) = (retired.uses, retired.segments);
         let mut room = IntervalLists::room_of(retired);
