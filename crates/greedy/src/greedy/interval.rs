@@ -1,6 +1,7 @@
 //! The allocator's unit of work: a `LiveInterval` is a piece of one vreg's live range
 //! (all of it at first; split products and spill reload/store pieces later) together
-//! with its stage, cascade number, spill weight and assignment.
+//! with its stage, cascade number, spill weight and assignment; and `IntervalLists`, the
+//! arenas its segments, runs and operands live in.
 
 use crate::analysis::intervals::{Segment, UseSite};
 use cranelift_entity::entity_impl;
