@@ -179,7 +179,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             } else {
                 self.an.freq.of(def_block)
             };
-            let coldest_use = (self.ctx.lists.uses(iv).iter())
+            let coldest_use = self
+                .ctx
+                .lists
+                .uses(iv)
+                .iter()
                 .filter(|u| self.needs_register(u))
                 .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
                 .fold(f32::INFINITY, f32::min);

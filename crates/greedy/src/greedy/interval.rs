@@ -60,7 +60,8 @@ fn any_touching(s: &[Segment]) -> bool {
     s.windows(2).any(|w| w[0].end == w[1].start)
 }
 
-/// Joins touching neighbours of `s` in place; returns how many runs it left at the front.
+/// Joins touching neighbours of `s` in place (`matrix::merged`, without a second list);
+/// returns how many runs it left at the front.
 fn join_touching(s: &mut [Segment]) -> usize {
     if s.is_empty() {
         return 0;
@@ -154,14 +155,7 @@ impl IntervalLists {
     /// when no two of its segments touch (one segment, most often), so an interval's
     /// runs may share its segments' range.
     pub fn add_runs_of(&mut self, r: ListRange) -> ListRange {
-        if !any_touching(&self.segments[r.span()]) {
-            return r;
-        }
-        let start = self.segments.len();
-        self.segments.extend_from_within(r.span());
-        let n = join_touching(&mut self.segments[start..]);
-        self.segments.truncate(start + n);
-        ListRange::new(start, start + n)
+        self.add_runs_of_in(&mut Room::default(), r)
     }
 
     /// The stretches `iv`'s lists occupy, free once it is retired: its segments and, when
@@ -198,13 +192,22 @@ impl IntervalLists {
         if !any_touching(&self.segments[r.span()]) {
             return r;
         }
-        if room.segments.len() < r.len() {
-            return self.add_runs_of(r);
-        }
-        let start = room.segments.start as usize;
-        self.segments.copy_within(r.span(), start);
+        let in_room = r.len() <= room.segments.len();
+        let start = if in_room {
+            let start = room.segments.start as usize;
+            self.segments.copy_within(r.span(), start);
+            start
+        } else {
+            let end = self.segments.len();
+            self.segments.extend_from_within(r.span());
+            end
+        };
         let n = join_touching(&mut self.segments[start..start + r.len()]);
-        room.segments.start = (start + n) as u32;
+        if in_room {
+            room.segments.start = (start + n) as u32;
+        } else {
+            self.segments.truncate(start + n);
+        }
         ListRange::new(start, start + n)
     }
 

@@ -58,7 +58,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // need a register.
         keyed.clear();
         keyed.extend(
-            (self.ctx.lists.segments(iv).iter())
+            self.ctx
+                .lists
+                .segments(iv)
+                .iter()
                 .map(|s| (loops.header[self.block_of_point(s.start).index()], 0)),
         );
         let mut carvable = false;

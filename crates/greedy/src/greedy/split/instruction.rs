@@ -21,7 +21,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // cheap as any piece's: the split only pays where some operand needs a register
         // of its own, which a piece around it may find.
         if iv.segments.len() != 1
-            || !(self.ctx.lists.uses(iv).iter())
+            || !self
+                .ctx
+                .lists
+                .uses(iv)
+                .iter()
                 .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
             || !self
                 .ctx

@@ -285,7 +285,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // only those that need a register: the others read the spill slot for free.
         insts.clear();
         insts.extend(
-            (self.ctx.lists.uses(iv).iter())
+            self.ctx
+                .lists
+                .uses(iv)
+                .iter()
                 .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
                 .map(|u| u.inst.index() as u32),
         );

@@ -118,17 +118,12 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if ruled_out && !cfg!(debug_assertions) {
             return false;
         }
-        let n = iv.segments.len();
+        let segments = self.ctx.lists.segments(iv);
+        let n = segments.len();
         let f = self.func;
         // Per segment: its block, frequency and the cost of keeping it on the stack.
         blocks.clear();
-        blocks.extend(
-            self.ctx
-                .lists
-                .segments(iv)
-                .iter()
-                .map(|s| self.block_of_point(s.start)),
-        );
+        blocks.extend(segments.iter().map(|s| self.block_of_point(s.start)));
         stack_cost.clear();
         stack_cost.resize(n, 0.0);
         fixed_ops.clear();
@@ -165,15 +160,15 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if self.ctx.vreg_fixed_uses[iv.vreg.vreg()] {
             for u in self.ctx.lists.uses(iv).iter().filter(|u| u.is_def()) {
                 if let OperandConstraint::FixedReg(q) = u.operand.constraint()
-                    && let Ok(k) = (self.ctx.lists.segments(iv))
-                        .binary_search_by_key(&(2 * u.inst.index() as u32 + 2), |s| s.start)
+                    && let Ok(k) =
+                        segments.binary_search_by_key(&(2 * u.inst.index() as u32 + 2), |s| s.start)
                 {
                     let freq = self.an.freq.of(blocks[k]);
                     stack_cost[k] += MEMORY_COST * freq;
                     fixed_ops.push((k as u32, q, freq));
                     // Its copy out of the register starts the segment: no stack before.
                     spans[k].0 = 0;
-                    spans[k].1 = spans[k].1.max(self.ctx.lists.segments(iv)[k].start);
+                    spans[k].1 = spans[k].1.max(segments[k].start);
                 }
             }
         }
@@ -240,7 +235,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         for (k, b) in blocks.iter().enumerate() {
             last_segment[b.index()] = k as u32;
         }
-        for (k, s) in self.ctx.lists.segments(iv).iter().enumerate() {
+        for (k, s) in segments.iter().enumerate() {
             let b = blocks[k];
             if s.start != 2 * f.block_insns(b).first().index() as u32 {
                 continue;
@@ -258,7 +253,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // splitting quadratic in the blocks a value lives through).
                 let pred_end = 2 * f.block_insns(pred).last().index() as u32 + 2;
                 let j = last_segment[pred.index()];
-                if j != NO_SEGMENT && self.ctx.lists.segments(iv)[j as usize].end == pred_end {
+                if j != NO_SEGMENT && segments[j as usize].end == pred_end {
                     let j = j as usize;
                     // A block looping to itself keeps one label: its edge never costs.
                     if j != k {
@@ -343,7 +338,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                         && probe.is_free(s)
                 };
-                let forced: f32 = (self.ctx.lists.segments(iv).iter())
+                let forced: f32 = (segments.iter())
                     .zip(stack_cost.iter())
                     .filter(|&(&s, &cost)| {
                         cost > 0.0 && {
@@ -397,7 +392,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mut partial = false;
             // Most candidates have no fixed reservation anywhere over the value.
             let fixed = iv.fixed_conflicts.contains(p);
-            let per_segment = (self.ctx.lists.segments(iv).iter())
+            let per_segment = (segments.iter())
                 .zip(free.iter_mut())
                 .zip(modes.iter_mut())
                 .zip(spans.iter().zip(stack_cost.iter()));
@@ -575,7 +570,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut at = 0;
         let mut parts = 0;
         for k in 0..n {
-            let s = self.ctx.lists.segments(iv)[k];
+            let s = segments[k];
             if label[k] {
                 match best_modes[k] {
                     Mode::Whole => in_reg.push(s),
