@@ -77,6 +77,7 @@ fn compare_args(args: &ReportArgs, corpus: &str, allocators: &[Allocator]) -> Co
         check_max_insts: args.check_max_insts,
         phases: false,
         by_size: false,
+        baseline: None,
         // Cranelift's functions get the callee-saved registers the Cranelift hook gives
         // them on this host (`ragreedy_jit::alloc`); the fuzz and scale corpora are not
         // Cranelift's and keep every non-preferred register callee-saved.

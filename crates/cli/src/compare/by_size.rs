@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 const EDGES: [usize; 7] = [16, 32, 128, 512, 2048, 8192, 32768];
 
 /// The range `insts` falls in: its index and its label.
-fn range_of(insts: usize) -> (usize, String) {
+pub(super) fn range_of(insts: usize) -> (usize, String) {
     let k = EDGES.iter().take_while(|&&e| insts >= e).count();
     let label = match (k.checked_sub(1).map(|i| EDGES[i]), EDGES.get(k)) {
         (None, Some(hi)) => format!("< {hi}"),

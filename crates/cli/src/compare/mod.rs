@@ -16,6 +16,7 @@
 //! [`scale`] (the large-function generator), [`codespeed`] (JIT timing), [`plot`] (SVGs for
 //! `ragreedy report`).
 
+pub mod baseline;
 pub mod by_size;
 pub mod codespeed;
 pub mod corpora;
@@ -94,6 +95,11 @@ pub struct CompareArgs {
     /// (`by_size.rs`).
     #[arg(long)]
     pub by_size: bool,
+    /// Also print greedy's time against another build's, from that build's `compare
+    /// --json` output on the same corpus: per size range and the functions that moved most,
+    /// each build read against ion in its own run (`baseline.rs`).
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
 }
 
 /// Which corpus, parsed from `--corpus`.
@@ -763,6 +769,15 @@ pub fn main(args: CompareArgs) -> i32 {
             .any(|p| p.results.iter().any(|r| r.error.is_some()));
         return i32::from(failed);
     }
+    // Read before the run, so a wrong path fails at once rather than after it.
+    let baseline = match args.baseline.as_deref().map(baseline::Baseline::load) {
+        Some(Err(e)) => {
+            eprintln!("{e}");
+            return 2;
+        }
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
     let spec = CorpusSpec::parse(&args.corpus);
     let r = match run_corpus(&spec, &args) {
         Ok(r) => r,
@@ -777,6 +792,9 @@ pub fn main(args: CompareArgs) -> i32 {
             "{}",
             serde_json::to_string_pretty(&r).expect("serializable")
         );
+        if let Some(b) = &baseline {
+            eprint!("{}", baseline::report(&r, b));
+        }
         lines.iter().for_each(|l| eprintln!("{l}"));
     } else {
         println!(
@@ -801,6 +819,9 @@ pub fn main(args: CompareArgs) -> i32 {
         }
         if args.by_size {
             print!("{}", by_size::report(&r, &allocators));
+        }
+        if let Some(b) = &baseline {
+            print!("{}", baseline::report(&r, b));
         }
         let failures = failure_lines(&r);
         if !failures.is_empty() {
