@@ -42,8 +42,8 @@ impl ReloadPiece {
     ) -> Option<Segment> {
         let mut it = uses.into_iter();
         let first = it.next()?;
-        let (start, last) = it.fold((first.first, first.last), |(s, l), u| {
-            (s.min(u.first), l.max(u.last))
+        let (start, last) = it.fold((first.first(), first.last()), |(s, l), u| {
+            (s.min(u.first()), l.max(u.last()))
         });
         let end = if is_def { before(inst) + 2 } else { last + 1 };
         Some(Segment { start, end })

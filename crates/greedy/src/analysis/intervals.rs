@@ -51,26 +51,83 @@ impl Segment {
     }
 }
 
-/// One operand of an instruction that mentions a vreg.
+/// One operand of an instruction that mentions a vreg: 16 bytes. Its points are its
+/// instruction's early or late one (`operand_points`), so two bits stand for them;
+/// the operand lists are among the largest arrays the allocators read and write (the
+/// analysis's, greedy's arenas, every split product's), and spelt out as two points
+/// and a flag they took 24 bytes an operand.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UseSite {
     pub inst: Inst,
+    pub operand: Operand,
     /// Index of the operand in `inst_operands(inst)`.
     pub slot: u16,
-    pub operand: Operand,
+    /// `FIRST_LATE`, `LAST_LATE`, `REUSED_INPUT`.
+    flags: u8,
+}
+
+/// `UseSite::first` is the instruction's late point (else its early one).
+const FIRST_LATE: u8 = 1;
+/// `UseSite::last` is the instruction's late point.
+const LAST_LATE: u8 = 2;
+/// `UseSite::reused_input`.
+const REUSED_INPUT: u8 = 4;
+
+impl UseSite {
+    /// Operand `slot` of `inst`, needed over `[first, last]` (each the instruction's
+    /// early or late point), the input of a reuse def if `reused_input`.
+    pub fn new(
+        inst: Inst,
+        slot: u16,
+        operand: Operand,
+        (first, last): (Point, Point),
+        reused_input: bool,
+    ) -> UseSite {
+        let early = before(inst);
+        debug_assert!(
+            (early..=early + 1).contains(&first) && (first..=early + 1).contains(&last),
+            "{inst:?}: operand points {first}..={last} outside the instruction"
+        );
+        let mut flags = 0;
+        if first > early {
+            flags |= FIRST_LATE;
+        }
+        if last > early {
+            flags |= LAST_LATE;
+        }
+        if reused_input {
+            flags |= REUSED_INPUT;
+        }
+        UseSite {
+            inst,
+            operand,
+            slot,
+            flags,
+        }
+    }
+
+    pub fn is_def(&self) -> bool {
+        self.operand.kind() == OperandKind::Def
+    }
+
     /// First point at which the operand's value must be in its allocation.
-    pub first: Point,
+    #[inline]
+    pub fn first(&self) -> Point {
+        before(self.inst) + Point::from(self.flags & FIRST_LATE)
+    }
+
     /// Last point at which it must be there.
-    pub last: Point,
+    #[inline]
+    pub fn last(&self) -> Point {
+        before(self.inst) + Point::from((self.flags & LAST_LATE) >> 1)
+    }
+
     /// Whether a reuse def of the instruction names this operand (its input): see
     /// `needs_register`. Found while the intervals are built, where the instruction's
     /// operands are at hand.
-    pub reused_input: bool,
-}
-
-impl UseSite {
-    pub fn is_def(&self) -> bool {
-        self.operand.kind() == OperandKind::Def
+    #[inline]
+    pub fn reused_input(&self) -> bool {
+        self.flags & REUSED_INPUT != 0
     }
 }
 
@@ -318,14 +375,14 @@ pub(crate) fn reused_vreg(ops: &[Operand]) -> Option<VReg> {
 /// the reuse copy fills.
 pub(crate) fn needs_register<F: Function + ?Sized>(func: &F, u: &UseSite) -> bool {
     debug_assert_eq!(
-        u.reused_input,
+        u.reused_input(),
         func.inst_operands(u.inst)
             .iter()
             .any(|o| o.constraint() == OperandConstraint::Reuse(u.slot as usize))
     );
     match u.operand.constraint() {
         OperandConstraint::Reg | OperandConstraint::Limit(_) => {
-            u.operand.kind() == OperandKind::Def || !u.reused_input
+            u.operand.kind() == OperandKind::Def || !u.reused_input()
         }
         OperandConstraint::Reuse(_) => true,
         OperandConstraint::Any | OperandConstraint::Stack | OperandConstraint::FixedReg(_) => false,
@@ -453,9 +510,7 @@ impl LiveIntervals {
                     inst: Inst::invalid(),
                     slot: 0,
                     operand: Operand::any_use(VReg::new(0, RegClass::Int)),
-                    first: 0,
-                    last: 0,
-                    reused_input: false,
+                    flags: 0,
                 },
             );
         }
@@ -727,17 +782,10 @@ impl LiveIntervals {
         inst: Inst,
         k: usize,
         op: Operand,
-        (first, last): (Point, Point),
+        points: (Point, Point),
         reused_input: bool,
     ) {
-        let site = UseSite {
-            inst,
-            slot: k as u16,
-            operand: op,
-            first,
-            last,
-            reused_input,
-        };
+        let site = UseSite::new(inst, k as u16, op, points, reused_input);
         let r = &mut self.vreg_uses[op.vreg().vreg()];
         r.0 -= 1;
         self.uses[r.0 as usize] = site;

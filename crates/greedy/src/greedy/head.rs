@@ -74,7 +74,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut n = 0;
         let first = uses.partition_point(|u| u.inst <= def);
         let fits = |u: &UseSite| {
-            !u.is_def() && u.operand.constraint() != OperandConstraint::Stack && u.last + 1 < s0.end
+            !u.is_def()
+                && u.operand.constraint() != OperandConstraint::Stack
+                && u.last() + 1 < s0.end
         };
         for group in uses[first..].chunk_by(|a, b| a.inst == b.inst) {
             if n == MAX_HEAD_INSTS || !group.iter().all(fits) {
@@ -82,7 +84,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             let mut step = (s0.start, 0.0, PRegSet::empty());
             for u in group {
-                step.0 = step.0.max(u.last + 1);
+                step.0 = step.0.max(u.last() + 1);
                 step.1 += self.head_use_gain(u, PReg::invalid(), freq);
                 if let OperandConstraint::FixedReg(q) = u.operand.constraint() {
                     step.2.add(q);
@@ -206,10 +208,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let head_uses: UseList = lists
             .uses(iv)
             .iter()
-            .filter(|u| u.first < end)
+            .filter(|u| u.first() < end)
             .copied()
             .collect();
-        iv.uses = lists.retain_uses(iv.uses, |u| u.first >= end);
+        iv.uses = lists.retain_uses(iv.uses, |u| u.first() >= end);
         iv.limit = use_limit(lists.uses(iv));
         iv.fixed_conflicts = (self.an.intervals.fixed_index).conflicts(lists.runs(iv), vreg);
         let cascade = iv.cascade;

@@ -347,14 +347,14 @@ mod tests {
     }
 
     fn use_at(inst: usize) -> UseSite {
-        UseSite {
-            inst: Inst::new(inst),
-            slot: 0,
-            operand: Operand::reg_use(VReg::new(200, RegClass::Int)),
-            first: 2 * inst as u32,
-            last: 2 * inst as u32,
-            reused_input: false,
-        }
+        let early = 2 * inst as u32;
+        UseSite::new(
+            Inst::new(inst),
+            0,
+            Operand::reg_use(VReg::new(200, RegClass::Int)),
+            (early, early),
+            false,
+        )
     }
 
     /// Runs join touching segments only; lists added later leave earlier ones intact,

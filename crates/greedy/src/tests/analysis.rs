@@ -98,6 +98,61 @@ fn operand_points_follow_regalloc2_rules() {
     assert_eq!((p2[0].start, p2[0].end, p2[0].owner), (7, 8, e));
 }
 
+/// An operand site keeps its points in two bits: each site of the function above reads
+/// back the points `operand_points` gives its operand (early and late, first and last,
+/// the reuse input's late end), and the flag of a reused input, in 16 bytes (24 with
+/// the points spelt out).
+#[test]
+fn use_sites_read_back_their_points() {
+    use crate::analysis::intervals::{UseSite, operand_points};
+    use regalloc2::{Function, Inst};
+    let mut b = FuncBuilder::new();
+    let b0 = b.block();
+    let [a, c, d, e, t] = [0; 5].map(|_| b.vreg(RegClass::Int));
+    b.inst(b0, &[Operand::reg_def(a)]);
+    b.inst(b0, &[Operand::reg_def(c)]);
+    b.inst(
+        b0,
+        &[
+            Operand::reg_reuse_def(d, 1),
+            Operand::reg_use(a),
+            Operand::reg_use(c),
+        ],
+    );
+    b.inst(
+        b0,
+        &[
+            Operand::reg_fixed_def(e, PReg::new(2, RegClass::Int)),
+            Operand::reg_temp(t),
+            Operand::reg_use(d),
+        ],
+    );
+    b.ret(b0, &[Operand::reg_use(e)]);
+    let f = b.build().func;
+    let an = analyse(&f).unwrap();
+    assert!(std::mem::size_of::<UseSite>() <= 16);
+    let mut late_firsts = 0;
+    for v in [a, c, d, e, t] {
+        for u in an.intervals.uses_of(v) {
+            let ops = f.inst_operands(u.inst);
+            let op = ops[u.slot as usize];
+            assert_eq!(op, u.operand);
+            // The reuse def of inst 2 names operand 1 as its input.
+            let reused = (u.inst == Inst::new(2)).then_some(a);
+            assert_eq!(
+                (u.first(), u.last()),
+                operand_points(u.inst, op, reused),
+                "{v} at {:?}",
+                u.inst
+            );
+            assert_eq!(u.reused_input(), u.inst == Inst::new(2) && u.slot == 1);
+            late_firsts += usize::from(u.first() % 2 == 1);
+        }
+    }
+    // Late defs start late: both kinds of point occur.
+    assert!(late_firsts > 0);
+}
+
 #[test]
 fn structural_errors_match_regalloc2() {
     // Critical edge: b0 -> {b1, b2}, b1 -> b2.

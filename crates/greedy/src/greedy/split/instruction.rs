@@ -119,7 +119,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 } else if self.needs_register(u) {
                     1.0
                 } else if matches!(u.operand.constraint(), OperandConstraint::FixedReg(_))
-                    || u.reused_input
+                    || u.reused_input()
                 {
                     0.5
                 } else {

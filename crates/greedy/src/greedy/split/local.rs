@@ -289,7 +289,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 .lists
                 .uses(iv)
                 .iter()
-                .filter(|u| u.first >= seg.start && u.first < seg.end && self.needs_register(u))
+                .filter(|u| u.first() >= seg.start && u.first() < seg.end && self.needs_register(u))
                 .map(|u| u.inst.index() as u32),
         );
         insts.dedup();

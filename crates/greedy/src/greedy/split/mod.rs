@@ -126,11 +126,11 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// from one segment to the next, so a walk over all of an interval's segments is one
     /// pass over its uses (sorted by instruction).
     fn uses_from<'i>(uses: &'i [UseSite], at: &mut usize, s: &Segment) -> &'i [UseSite] {
-        while *at < uses.len() && uses[*at].first < s.start {
+        while *at < uses.len() && uses[*at].first() < s.start {
             *at += 1;
         }
         let lo = *at;
-        while *at < uses.len() && uses[*at].first < s.end {
+        while *at < uses.len() && uses[*at].first() < s.end {
             *at += 1;
         }
         &uses[lo..*at]
@@ -150,7 +150,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let mut k = 0;
         std::iter::from_fn(move || {
             loop {
-                let next = uses.get(at)?.first;
+                let next = uses.get(at)?.first();
                 // `uses_from` gives these nothing and leaves `at` where it is.
                 k = gallop_segments(segments, k, next);
                 let s = segments.get(k)?;
@@ -288,7 +288,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     old_uses[lo..]
                         .iter()
                         .take_while(|u| 2 * (u.inst.index() as u32) < s.end)
-                        .filter(|u| s.start <= u.first && u.first < s.end)
+                        .filter(|u| s.start <= u.first() && u.first() < s.end)
                         .copied(),
                 );
             }

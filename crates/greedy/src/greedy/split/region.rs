@@ -147,7 +147,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 // and a late one of the same instruction would leave the late one's
                 // register to the interference.
                 span.0 = span.0.min(2 * u.inst.index() as u32);
-                span.1 = span.1.max(u.last + 1);
+                span.1 = span.1.max(u.last() + 1);
             }
             stack_cost[k] = MEMORY_COST * freq * costly as f32;
             if costly == 0 {
