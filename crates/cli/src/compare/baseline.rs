@@ -187,30 +187,8 @@ pub fn report(r: &CorpusResult, base: &Baseline) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::measure::{AllocResult, Status};
+    use super::super::by_size::tests::func;
     use super::*;
-
-    fn func(name: &str, insts: usize, greedy: u64, ion: u64) -> FuncResult {
-        let result = |a: Allocator, time: u64| AllocResult {
-            allocator: a.name().into(),
-            status: Status::Ok,
-            time_ns: Some(time),
-            checked: true,
-            cost: None,
-        };
-        FuncResult {
-            name: name.into(),
-            group: "g".into(),
-            insts,
-            blocks: 1,
-            vregs: 1,
-            results: vec![
-                result(Allocator::Greedy, greedy),
-                result(Allocator::Ion, ion),
-            ],
-            greedy_phases: None,
-        }
-    }
 
     fn corpus(functions: Vec<FuncResult>) -> CorpusResult {
         CorpusResult {
@@ -242,17 +220,15 @@ mod tests {
     #[test]
     fn each_build_is_read_against_its_own_ion() {
         // The baseline ran on a machine twice as fast: ion took half the time. A small
-        // function lost time against ion (0.5 -> 0.8), a large one gained (0.9 -> 0.6).
+        // function (f40) lost time against ion (0.5 -> 0.8), a large one (f3000) gained
+        // (0.9 -> 0.6); f50 is new.
         let r = corpus(vec![
-            func("small", 40, 800, 1000),
-            func("large", 3000, 6000, 10000),
-            func("new", 50, 100, 100),
+            func(40, (800, 0), (1000, 0)),
+            func(3000, (6000, 0), (10000, 0)),
+            func(50, (100, 0), (100, 0)),
         ]);
-        let base = Baseline::parse(&baseline_json(&[
-            ("small", 250, 500),
-            ("large", 4500, 5000),
-        ]))
-        .unwrap();
+        let base =
+            Baseline::parse(&baseline_json(&[("f40", 250, 500), ("f3000", 4500, 5000)])).unwrap();
         let table = report(&r, &base);
         let row = |label: &str| {
             table
@@ -272,17 +248,17 @@ mod tests {
         // Summed: 6800 / 11000 against 4750 / 5500.
         assert_eq!(row("all"), "| all | 2 | 6.8 µs | 0.618 | 0.864 | 0.716 |");
         assert!(table.contains("1 functions of this run are not in the baseline"));
-        // Moved at this run's ion speed: large 6000 - 4500 * 2 = -3000, small 800 - 500.
+        // Moved at this run's ion speed: f3000 6000 - 4500 * 2 = -3000, f40 800 - 500.
         let moved: Vec<&str> = table
             .lines()
             .skip_while(|l| !l.contains("moved most"))
-            .filter(|l| l.starts_with("| large") || l.starts_with("| small"))
+            .filter(|l| l.starts_with("| f") && !l.starts_with("| function"))
             .collect();
         assert_eq!(
             moved,
             [
-                "| large | 3000 | 1 | -3.0 µs | 0.600 | 0.900 |",
-                "| small | 40 | 1 | +0.3 µs | 0.800 | 0.500 |"
+                "| f3000 | 3000 | 1 | -3.0 µs | 0.600 | 0.900 |",
+                "| f40 | 40 | 1 | +0.3 µs | 0.800 | 0.500 |"
             ]
         );
     }

@@ -81,11 +81,13 @@ pub fn report(r: &CorpusResult, allocators: &[Allocator]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::measure::{AllocResult, CostRec, Status};
     use super::*;
 
-    fn func(insts: usize, greedy: (u64, u64), ion: (u64, u64)) -> FuncResult {
+    /// A function of `insts` instructions named `f{insts}`, with greedy's and ion's
+    /// (time, weighted cost).
+    pub(in super::super) fn func(insts: usize, greedy: (u64, u64), ion: (u64, u64)) -> FuncResult {
         let result = |a: Allocator, (time, weighted): (u64, u64)| AllocResult {
             allocator: a.name().into(),
             status: Status::Ok,

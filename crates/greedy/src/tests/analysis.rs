@@ -57,55 +57,10 @@ fn livein_follows_every_path_to_the_use() {
     assert_eq!(segs[0], Segment { start: 1, end: 4 });
 }
 
-#[test]
-fn operand_points_follow_regalloc2_rules() {
-    let mut b = FuncBuilder::new();
-    let b0 = b.block();
-    let [a, c, d, e, t] = [0; 5].map(|_| b.vreg(RegClass::Int));
-    b.inst(b0, &[Operand::reg_def(a)]); // inst0
-    b.inst(b0, &[Operand::reg_def(c)]); // inst1
-    // inst2: d = a (reused) + c; c is not the reused input, so it lives to the Late point.
-    b.inst(
-        b0,
-        &[
-            Operand::reg_reuse_def(d, 1),
-            Operand::reg_use(a),
-            Operand::reg_use(c),
-        ],
-    );
-    // inst3: e fixed def in p2 with an early temp t.
-    b.inst(
-        b0,
-        &[
-            Operand::reg_fixed_def(e, PReg::new(2, RegClass::Int)),
-            Operand::reg_temp(t),
-            Operand::reg_use(d),
-        ],
-    );
-    b.ret(b0, &[Operand::reg_use(e)]); // inst4
-    let f = b.build().func;
-    let an = analyse(&f).unwrap();
-    let seg = |v| an.intervals.segments_of(v).to_vec();
-    assert_eq!(seg(a), vec![Segment { start: 1, end: 5 }]);
-    assert_eq!(seg(c), vec![Segment { start: 3, end: 6 }]);
-    assert_eq!(seg(d), vec![Segment { start: 5, end: 7 }]);
-    // The fixed def's own segment starts after the copy out of p2.
-    assert_eq!(seg(e), vec![Segment { start: 8, end: 9 }]);
-    // A temp lives through its whole instruction.
-    assert_eq!(seg(t), vec![Segment { start: 6, end: 8 }]);
-    let p2 = &an.intervals.fixed[PReg::new(2, RegClass::Int).index()];
-    assert_eq!(p2.len(), 1);
-    assert_eq!((p2[0].start, p2[0].end, p2[0].owner), (7, 8, e));
-}
-
-/// An operand site keeps its points in two bits: each site of the function above reads
-/// back the points `operand_points` gives its operand (early and late, first and last,
-/// the reuse input's late end), and the flag of a reused input, in 16 bytes (24 with
-/// the points spelt out).
-#[test]
-fn use_sites_read_back_their_points() {
-    use crate::analysis::intervals::{UseSite, operand_points};
-    use regalloc2::{Function, Inst};
+/// One block: `a` and `c` defined (inst 0, 1); `d = a + c` reusing `a` (inst 2: `c`
+/// is not the reused input, so it lives to the late point); `e` a fixed def in p2 with
+/// an early temp `t`, using `d` (inst 3); a return of `e` (inst 4).
+fn reuse_and_fixed_defs() -> (ragreedy_testkit::builder::TestFunc, [VReg; 5]) {
     let mut b = FuncBuilder::new();
     let b0 = b.block();
     let [a, c, d, e, t] = [0; 5].map(|_| b.vreg(RegClass::Int));
@@ -128,7 +83,35 @@ fn use_sites_read_back_their_points() {
         ],
     );
     b.ret(b0, &[Operand::reg_use(e)]);
-    let f = b.build().func;
+    (b.build().func, [a, c, d, e, t])
+}
+
+#[test]
+fn operand_points_follow_regalloc2_rules() {
+    let (f, [a, c, d, e, t]) = reuse_and_fixed_defs();
+    let an = analyse(&f).unwrap();
+    let seg = |v| an.intervals.segments_of(v).to_vec();
+    assert_eq!(seg(a), vec![Segment { start: 1, end: 5 }]);
+    assert_eq!(seg(c), vec![Segment { start: 3, end: 6 }]);
+    assert_eq!(seg(d), vec![Segment { start: 5, end: 7 }]);
+    // The fixed def's own segment starts after the copy out of p2.
+    assert_eq!(seg(e), vec![Segment { start: 8, end: 9 }]);
+    // A temp lives through its whole instruction.
+    assert_eq!(seg(t), vec![Segment { start: 6, end: 8 }]);
+    let p2 = &an.intervals.fixed[PReg::new(2, RegClass::Int).index()];
+    assert_eq!(p2.len(), 1);
+    assert_eq!((p2[0].start, p2[0].end, p2[0].owner), (7, 8, e));
+}
+
+/// An operand site keeps its points in two bits: each site of `reuse_and_fixed_defs` reads
+/// back the points `operand_points` gives its operand (early and late, first and last,
+/// the reuse input's late end), and the flag of a reused input, in 16 bytes (24 with
+/// the points spelt out).
+#[test]
+fn use_sites_read_back_their_points() {
+    use crate::analysis::intervals::{UseSite, operand_points};
+    use regalloc2::{Function, Inst};
+    let (f, [a, c, d, e, t]) = reuse_and_fixed_defs();
     let an = analyse(&f).unwrap();
     assert!(std::mem::size_of::<UseSite>() <= 16);
     let mut late_firsts = 0;
