@@ -59,3 +59,30 @@ fn main() {
     };
     std::process::exit(code);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own checks of the whole command line (conflicting or duplicate names,
+    /// references to arguments that do not exist), then `compare --baseline`'s rules: it
+    /// takes a path, and not beside `--run` (code speed has no per-function times).
+    #[test]
+    fn the_command_line_holds_together() {
+        Cli::command().debug_assert();
+        let parsed = Cli::try_parse_from(["ragreedy", "compare", "--baseline", "old.json"])
+            .expect("--baseline with a path parses");
+        let Command::Compare(args) = parsed.command else {
+            panic!("not the compare command");
+        };
+        assert_eq!(
+            args.baseline.as_deref(),
+            Some(std::path::Path::new("old.json"))
+        );
+        assert!(
+            Cli::try_parse_from(["ragreedy", "compare", "--run", "--baseline", "old.json"])
+                .is_err()
+        );
+    }
+}

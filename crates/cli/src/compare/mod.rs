@@ -97,8 +97,8 @@ pub struct CompareArgs {
     pub by_size: bool,
     /// Also print greedy's time against another build's, from that build's `compare
     /// --json` output on the same corpus: per size range and the functions that moved most,
-    /// each build read against ion in its own run (`baseline.rs`).
-    #[arg(long)]
+    /// each build read against ion in its own run (`baseline.rs`). Not with `--run`.
+    #[arg(long, conflicts_with = "run")]
     pub baseline: Option<PathBuf>,
 }
 
