@@ -21,10 +21,17 @@ use std::path::Path;
 const MOVED: usize = 10;
 
 /// One function of the baseline run: greedy's and ion's time.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Timed {
     greedy_ns: u64,
     ion_ns: u64,
+}
+
+impl Timed {
+    /// Greedy's time over ion's.
+    fn ratio(self) -> f64 {
+        self.greedy_ns as f64 / self.ion_ns.max(1) as f64
+    }
 }
 
 /// A baseline run: its functions by name.
@@ -76,25 +83,22 @@ impl Baseline {
 #[derive(Default, Clone, Copy)]
 struct Sums {
     functions: usize,
-    greedy: u64,
-    ion: u64,
-    base_greedy: u64,
-    base_ion: u64,
+    now: Timed,
+    base: Timed,
 }
 
 impl Sums {
     fn add(&mut self, now: Timed, base: Timed) {
         self.functions += 1;
-        self.greedy += now.greedy_ns;
-        self.ion += now.ion_ns;
-        self.base_greedy += base.greedy_ns;
-        self.base_ion += base.ion_ns;
+        for (sum, t) in [(&mut self.now, now), (&mut self.base, base)] {
+            sum.greedy_ns += t.greedy_ns;
+            sum.ion_ns += t.ion_ns;
+        }
     }
 
     /// (this run's summed ratio, the baseline's, their quotient).
     fn ratios(&self) -> (f64, f64, f64) {
-        let now = self.greedy as f64 / self.ion.max(1) as f64;
-        let base = self.base_greedy as f64 / self.base_ion.max(1) as f64;
+        let (now, base) = (self.now.ratio(), self.base.ratio());
         (now, base, now / base)
     }
 }
@@ -133,8 +137,8 @@ pub fn report(r: &CorpusResult, base: &Baseline) -> String {
         moved.push((
             f,
             now.greedy_ns as f64 - then.greedy_ns as f64 * speed,
-            now.greedy_ns as f64 / now.ion_ns.max(1) as f64,
-            then.greedy_ns as f64 / then.ion_ns.max(1) as f64,
+            now.ratio(),
+            then.ratio(),
         ));
     }
     ranges.sort_by_key(|(k, _, _)| *k);
@@ -154,7 +158,7 @@ pub fn report(r: &CorpusResult, base: &Baseline) -> String {
             s,
             "| {label} | {} | {} | {now:.3} | {then:.3} | {change:.3} |",
             sums.functions,
-            fmt_time(sums.greedy)
+            fmt_time(sums.now.greedy_ns)
         );
     }
     if unmatched > 0 {
