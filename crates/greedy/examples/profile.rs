@@ -13,6 +13,8 @@
 //! compare`'s interleaved rounds (with `ALLOC=ion`, count with
 //! `--toggle-collect='regalloc2::ion::run*'`: the greedy calls keep `run_with_ctx` from being
 //! a symbol of its own).
+//! `PHASES=1` turns `Options::phase_times` on and prints the time per phase a pass (its
+//! clock reads are not free: leave it out for the total).
 //! `DIGEST=1` prints one hash of every output (allocations, edits, spill slots), in order:
 //! two builds (or option sets) print the same digest exactly when they allocated every
 //! function identically, a check on speed-ups that must not change the allocation (the
@@ -106,7 +108,8 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
         eprintln!("{} functions x {reps} in {spent:?} (ion)", cases.len());
         return;
     }
-    let options = off::options_from_env();
+    let mut options = off::options_from_env();
+    options.phase_times = std::env::var_os("PHASES").is_some();
     let mut ctx = regalloc_greedy::Context::new();
     let mut out = regalloc2::Output::default();
     let mut stats = regalloc_greedy::Stats::default();
@@ -140,6 +143,14 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
     }
     if std::env::var_os("STATS").is_some() {
         eprintln!("{stats:#?}");
+    }
+    if options.phase_times {
+        let phases = &stats.phases;
+        for p in regalloc_greedy::Phase::ALL {
+            let per_pass = phases.get(p) / reps as u32;
+            eprintln!("{:>18}: {per_pass:>12.3?} a pass", p.name());
+        }
+        eprintln!("{:>18}: {:>12.3?} a pass", "all", phases.total() / reps as u32);
     }
 }
 
