@@ -257,7 +257,7 @@ fn one<F: Function>(
                     _ => "ion failed".to_string(),
                 };
                 Some((
-                    Failure::Checker,
+                    Failure::Checker(checker_error_name(&e)),
                     format!(
                         "checker: {e}\nion's output through the checker: {ion_checked}\nour allocation:\n{annotated}"
                     ),
@@ -290,7 +290,7 @@ fn one<F: Function>(
         // Shrinking re-runs the allocators on each candidate; a candidate is kept while
         // our allocator fails on it the same way.
         let shrunk = shrink::shrink(&full, env, args.shrink_budget, |f, e| {
-            failure_kind(f, e, options, ctx) == Some(kind)
+            failure_kind(f, e, options, ctx).as_ref() == Some(&kind)
         });
         let path = args.out.join(format!("seed-{seed}.txt"));
         let _ = std::fs::write(
@@ -318,11 +318,30 @@ fn one<F: Function>(
 }
 
 /// How our allocator fails on a function, for the shrinker to keep failing the same way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Failure {
     Panic,
-    Checker,
+    /// The checker rejects our output, and accepts ion's on the same input: the name of
+    /// the first error the checker reports (its variant, or the structural rule's
+    /// message). Without ion's acceptance a shrink could keep an input on which the
+    /// checker rejects every allocator (a block parameter it cannot follow), and so
+    /// write a case that tells nothing about ours; without the name, one that fails in
+    /// some other way than the function found.
+    Checker(String),
     ErrorWhereIonAllocates,
+}
+
+/// The part of a `check_output` error that names what failed: the checker's first error
+/// variant (`IncorrectValuesInAllocation`, ...), or the structural message's first line.
+fn checker_error_name(e: &str) -> String {
+    match e.split_once("errors: [") {
+        Some((_, rest)) => rest
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        None => e.lines().next().unwrap_or_default().to_string(),
+    }
 }
 
 fn failure_kind(
@@ -339,14 +358,67 @@ fn failure_kind(
             *ctx = regalloc_greedy::Context::new();
             Some(Failure::Panic)
         }
-        Ok(Ok(out)) => check::check_output(func, env, &out)
-            .is_err()
-            .then_some(Failure::Checker),
+        Ok(Ok(out)) => {
+            let name = checker_error_name(&check::check_output(func, env, &out).err()?);
+            let ion = catch_unwind(AssertUnwindSafe(|| {
+                regalloc2::run(func, env, &RegallocOptions::default())
+            }));
+            let ion_checks = matches!(&ion, Ok(Ok(o))
+                if check::check_output_with(func, env, o, check::Strictness::Baseline).is_ok());
+            ion_checks.then_some(Failure::Checker(name))
+        }
         Ok(Err(_)) => {
             let ion = catch_unwind(AssertUnwindSafe(|| {
                 regalloc2::run(func, env, &RegallocOptions::default())
             }));
             matches!(ion, Ok(Ok(_))).then_some(Failure::ErrorWhereIonAllocates)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checker_error_is_named_by_its_first_variant_or_first_line() {
+        let checker = "regalloc2 checker: CheckerErrors { errors: [IncorrectValuesInAllocation \
+                       { inst: Inst(4), op: Use: v0f fixed(p55f), alloc: p55f, actual: {} }] }";
+        assert_eq!(checker_error_name(checker), "IncorrectValuesInAllocation");
+        assert_eq!(
+            checker_error_name("inst 3: edit after a terminator\nmore"),
+            "inst 3: edit after a terminator"
+        );
+    }
+
+    /// regalloc2's checker rejects both allocators' outputs of this function (to it, the
+    /// use of block2's parameter reads an unknown value), so a failure here says nothing
+    /// about ours. The shrinker once reduced a real failure of ours to it (session 49).
+    const CHECKER_REJECTS_ALL: &str = "\
+env float preferred [p0f..p4f] non_preferred [p24f]
+func entry block0 num_vregs 2 spillslot_size [1, 1, 2]
+block0: succs [3]
+  i0: def v0f any
+  i1: branch -> block3()
+block1: preds [3] succs [2]
+  i2: branch -> block2(v0f)
+block2(v1f): preds [1]
+  i3: use v1f any
+  i4: ret
+block3: preds [0] succs [1]
+  i5: branch -> block1()
+";
+
+    #[test]
+    fn a_failure_the_checker_also_finds_in_ions_output_is_not_ours() {
+        let (func, env) = text::parse(CHECKER_REJECTS_ALL).expect("valid text");
+        let options = regalloc_greedy::Options::default();
+        let mut ctx = regalloc_greedy::Context::new();
+        let ours =
+            regalloc_greedy::run_with_context(&func, &env, &options, &mut ctx).expect("allocates");
+        assert!(check::check_output(&func, &env, &ours).is_err());
+        let ion = regalloc2::run(&func, &env, &RegallocOptions::default()).expect("allocates");
+        assert!(check::check_output_with(&func, &env, &ion, check::Strictness::Baseline).is_err());
+        assert_eq!(failure_kind(&func, &env, &options, &mut ctx), None);
     }
 }
