@@ -150,7 +150,11 @@ fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize) {
             let per_pass = phases.get(p) / reps as u32;
             eprintln!("{:>18}: {per_pass:>12.3?} a pass", p.name());
         }
-        eprintln!("{:>18}: {:>12.3?} a pass", "all", phases.total() / reps as u32);
+        eprintln!(
+            "{:>18}: {:>12.3?} a pass",
+            "all",
+            phases.total() / reps as u32
+        );
     }
 }
 
