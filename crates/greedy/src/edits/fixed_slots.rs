@@ -33,9 +33,19 @@
 //! function names the slot, so nothing reads what the write left before writing the
 //! slot itself. The predecessor must be no more frequent than the use's block, so the
 //! store costs at most what the move it replaces cost.
+//!
+//! That last argument holds only if no other value's early write of the same slot is
+//! made where this one must still hold, or this one where another's must: a write in
+//! the predecessor runs on the path to its other successors, where another value's use
+//! of the slot may rely on an earlier early write in the same block (two calls passing
+//! different values in one stack slot, one on each side of a branch; found by `ragreedy
+//! stress`, `tests/cases/seed-97180304-*`). So each early write records its window, the
+//! points from the write to the use (and, for a loop header's use, the loop), and a
+//! new one is made only if its write lies in no other value's window of the slot and
+//! no other value's write of the slot lies in its window.
 
 use super::OutputBuilder;
-use crate::analysis::intervals::before;
+use crate::analysis::intervals::{before, point_inst};
 use regalloc2::{
     Allocation, Block, Function, Inst, OperandConstraint, OperandKind, Output, PReg, VReg,
 };
@@ -47,6 +57,25 @@ const MAX_DISTANCE: usize = 64;
 /// loop's instructions and the pieces in fixed stack slots, and there is a call per use
 /// in a loop header. Past it, such uses keep their move at the use.
 pub(super) const LOOP_CHECK_BUDGET: usize = 1 << 20;
+/// Window comparisons that the early writes of one function may make in all (each new
+/// one is compared with every earlier one). Past it, uses keep their move at the use.
+pub(super) const EARLY_CHECK_BUDGET: usize = 1 << 16;
+
+/// Where an early write of a fixed stack slot must keep the value it wrote.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EarlyWindow {
+    slot: PReg,
+    vreg: u32,
+    /// The write's point.
+    at: u32,
+    /// The points from the write to the use, as inclusive ranges: the write's block
+    /// from the write on, and the use's block up to the use (the same range when the
+    /// write is in the use's block).
+    ranges: [(u32, u32); 2],
+    /// The loop the window also spans: the use is in this header and the write in the
+    /// loop's entry.
+    loop_header: Option<Block>,
+}
 
 /// `slot_readers`' mark for a fixed stack slot that a def, a clobber, a non-allocatable
 /// operand or the uses of more than one vreg name.
@@ -99,7 +128,15 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         match self.search_block(out, block, inst.index(), v, slot, &mut budget)? {
             Search::Found(at, r) => {
                 let clear = !self.slot_piece_between(slot, v, at, before(inst));
-                return clear.then_some(EarlyWrite::At(at, r));
+                let range = (at, before(inst));
+                let window = EarlyWindow {
+                    slot,
+                    vreg: v.vreg() as u32,
+                    at,
+                    ranges: [range, range],
+                    loop_header: None,
+                };
+                return (clear && self.claim_window(window)).then_some(EarlyWrite::At(at, r));
             }
             Search::Clear => {}
         }
@@ -129,13 +166,59 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         match self.search_block(out, pred, end, v, slot, &mut budget)? {
             Search::Found(at, r) => {
                 let block_start = before(self.func.block_insns(block).first());
-                let clear = !self.slot_piece_between(slot, v, at, before(Inst::new(end)) - 1)
+                let pred_end = before(Inst::new(end)) - 1;
+                let clear = !self.slot_piece_between(slot, v, at, pred_end)
                     && !self.slot_piece_between(slot, v, block_start, before(inst))
                     && (!header || self.loop_leaves_slot(block, v, slot));
-                clear.then_some(EarlyWrite::At(at, r))
+                let window = EarlyWindow {
+                    slot,
+                    vreg: v.vreg() as u32,
+                    at,
+                    ranges: [(at, pred_end), (block_start, before(inst))],
+                    loop_header: header.then_some(block),
+                };
+                (clear && self.claim_window(window)).then_some(EarlyWrite::At(at, r))
             }
             Search::Clear => None,
         }
+    }
+
+    /// Records `w` and returns true if no other value's early write of the same slot
+    /// conflicts with it (module comment); false, recording nothing, if one does or the
+    /// function's `EARLY_CHECK_BUDGET` is spent.
+    fn claim_window(&mut self, w: EarlyWindow) -> bool {
+        let windows = &self.ctx.early_windows;
+        let Some(left) = self.ctx.early_check_budget.checked_sub(windows.len()) else {
+            self.ctx.early_check_budget = 0;
+            return false;
+        };
+        self.ctx.early_check_budget = left;
+        let conflict = windows.iter().any(|o| {
+            o.slot == w.slot
+                && o.vreg != w.vreg
+                && (self.in_window(o, w.at) || self.in_window(&w, o.at))
+        });
+        if conflict {
+            log::debug!(
+                "v{}: no early write of {} at {}: another value's early write of it conflicts",
+                w.vreg,
+                w.slot,
+                w.at
+            );
+            return false;
+        }
+        self.ctx.early_windows.push(w);
+        true
+    }
+
+    /// Whether the slot must still hold `w`'s value at point `p`.
+    fn in_window(&self, w: &EarlyWindow, p: u32) -> bool {
+        w.ranges.iter().any(|&(from, to)| from <= p && p <= to)
+            || w.loop_header.is_some_and(|h| {
+                self.an
+                    .loops
+                    .in_loop(self.an.cfg.block_of(point_inst(p)), h)
+            })
     }
 
     /// The predecessor of loop header `block` outside the loop: its one predecessor it

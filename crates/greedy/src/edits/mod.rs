@@ -117,6 +117,10 @@ pub(crate) struct EditsCtx {
     /// and pieces looked at), and the point ranges of the loop it checks.
     loop_check_budget: usize,
     loop_ranges: Vec<(u32, u32)>,
+    /// The early writes made so far in this function outside the write at the def
+    /// (`fixed_slots::EarlyWindow`), and the work left for checking new ones against them.
+    early_windows: Vec<fixed_slots::EarlyWindow>,
+    early_check_budget: usize,
 }
 
 pub(crate) struct OutputBuilder<'a, F: Function + ?Sized> {
@@ -138,6 +142,8 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
         self.ctx.slot_pieces_listed = false;
         self.ctx.slots_written_at_def.clear();
         self.ctx.loop_check_budget = fixed_slots::LOOP_CHECK_BUDGET;
+        self.ctx.early_windows.clear();
+        self.ctx.early_check_budget = fixed_slots::EARLY_CHECK_BUDGET;
         self.collect_pieces()?;
         self.collect_reloads();
         self.ctx.moves.clear();
