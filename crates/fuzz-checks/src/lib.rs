@@ -106,12 +106,16 @@ pub const SHRINK_DIR_VAR: &str = "RAGREEDY_FUZZ_SHRINK_DIR";
 const SHRINK_BUDGET: usize = 2000;
 
 /// Does the allocator under test fail on `f` the way the checks report it: a panic, an
-/// output the checker rejects, or an error where ion allocates?
+/// output the checker rejects where it accepts ion's (else the failure may be the
+/// checker's, `check::ion_output_passes`), or an error where ion allocates?
 pub fn ours_fails(f: &TestFunc, env: &MachineEnv) -> bool {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     match catch_unwind(AssertUnwindSafe(|| allocate(f, env))) {
         Err(_) => true,
-        Ok(Ok(out)) => check_output(f, env, &out).is_err(),
+        Ok(Ok(out)) => {
+            check_output(f, env, &out).is_err()
+                && ragreedy_testkit::check::ion_output_passes(f, env)
+        }
         Ok(Err(_)) => matches!(
             catch_unwind(AssertUnwindSafe(|| ion(f, env, false))),
             Ok(Ok(_))

@@ -47,3 +47,14 @@ fn a_failing_function_is_written_shrunk_in_the_text_format() {
     assert!(fails_with_broken_rule(&g, &genv));
     assert!(!ours_fails(&g, &genv));
 }
+
+#[test]
+fn a_checker_failure_ion_shares_is_not_ours() {
+    let (f, env) = text::parse(include_str!(
+        "../../testkit/fixtures/checker-rejects-every-allocation.txt"
+    ))
+    .expect("the fixture parses");
+    let out = regalloc_greedy::run(&f, &env, &Options::default()).expect("allocates");
+    assert!(check_output(&f, &env, &out).is_err());
+    assert!(!ours_fails(&f, &env));
+}

@@ -15,6 +15,18 @@ use regalloc2::{
     OperandKind, Output, PReg, PRegSet, ProgPoint, RegClass,
 };
 
+/// Whether ion allocates `func` (default options; a panic counts as no) and its output
+/// passes every check at [`Strictness::Baseline`]: a checker failure of ours on an input
+/// where this is false may be the checker's, not ours (a shrinker must not keep such an
+/// input as our failure; `fixtures/checker-rejects-every-allocation.txt` is one).
+pub fn ion_output_passes<F: Function>(func: &F, env: &MachineEnv) -> bool {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let ion = catch_unwind(AssertUnwindSafe(|| {
+        regalloc2::run(func, env, &regalloc2::RegallocOptions::default())
+    }));
+    matches!(ion, Ok(Ok(out)) if check_output_with(func, env, &out, Strictness::Baseline).is_ok())
+}
+
 /// All checks (structural, then regalloc2's checker) at [`Strictness::Ours`]. `Err` holds a
 /// human-readable list of every violation found (structural ones all reported; the checker
 /// runs only if they pass).

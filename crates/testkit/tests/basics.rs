@@ -3,7 +3,7 @@
 //! what docs/metrics.md says, and the seeded generator plus restricted environments are accepted.
 
 use ragreedy_testkit::builder::{FuncBuilder, TestFunc, env, listing_with_output};
-use ragreedy_testkit::check::{Strictness, check_output, check_output_with};
+use ragreedy_testkit::check::{Strictness, check_output, check_output_with, ion_output_passes};
 use ragreedy_testkit::cost::{cost, loop_depths};
 use ragreedy_testkit::fuzzgen::{
     func_from_seed, fuzz_options, machine_env, next_func, restrict_env, small_env_options,
@@ -68,6 +68,21 @@ fn hand_built_function_allocates_and_checks() {
         });
     }
     assert!(f.to_string().contains("branch"));
+}
+
+#[test]
+fn ion_output_passes_tells_an_input_the_checker_rejects_for_every_allocator() {
+    let f = loop_func();
+    for e in [env(2, 1), machine_env()] {
+        assert!(ion_output_passes(&f, &e));
+    }
+    let (f, e) = ragreedy_testkit::text::parse(include_str!(
+        "../fixtures/checker-rejects-every-allocation.txt"
+    ))
+    .expect("the fixture parses");
+    let out = regalloc2::run(&f, &e, &RegallocOptions::default()).expect("ion allocates it");
+    assert!(check_output_with(&f, &e, &out, Strictness::Baseline).is_err());
+    assert!(!ion_output_passes(&f, &e));
 }
 
 #[test]
