@@ -58,8 +58,9 @@ const MAX_DISTANCE: usize = 64;
 /// in a loop header. Past it, such uses keep their move at the use.
 pub(super) const LOOP_CHECK_BUDGET: usize = 1 << 20;
 /// Window comparisons that the early writes of one function may make in all (each new
-/// one is compared with every earlier one). Past it, uses keep their move at the use.
-pub(super) const EARLY_CHECK_BUDGET: usize = 1 << 16;
+/// one is compared with every earlier one of its slot: a function with many calls passing
+/// stack arguments makes many). Past it, uses keep their move at the use.
+pub(super) const EARLY_CHECK_BUDGET: usize = 1 << 20;
 
 /// Where an early write of a fixed stack slot must keep the value it wrote.
 #[derive(Clone, Copy, Debug)]
@@ -187,17 +188,19 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
     /// conflicts with it (module comment); false, recording nothing, if one does or the
     /// function's `EARLY_CHECK_BUDGET` is spent.
     fn claim_window(&mut self, w: EarlyWindow) -> bool {
+        // Sorted by slot: a new window is compared with its slot's alone.
         let windows = &self.ctx.early_windows;
-        let Some(left) = self.ctx.early_check_budget.checked_sub(windows.len()) else {
+        let key = w.slot.index();
+        let lo = windows.partition_point(|o| o.slot.index() < key);
+        let hi = windows.partition_point(|o| o.slot.index() <= key);
+        let Some(left) = self.ctx.early_check_budget.checked_sub(hi - lo) else {
             self.ctx.early_check_budget = 0;
             return false;
         };
         self.ctx.early_check_budget = left;
-        let conflict = windows.iter().any(|o| {
-            o.slot == w.slot
-                && o.vreg != w.vreg
-                && (self.in_window(o, w.at) || self.in_window(&w, o.at))
-        });
+        let conflict = windows[lo..hi]
+            .iter()
+            .any(|o| o.vreg != w.vreg && (self.in_window(o, w.at) || self.in_window(&w, o.at)));
         if conflict {
             log::debug!(
                 "v{}: no early write of {} at {}: another value's early write of it conflicts",
@@ -207,7 +210,7 @@ impl<F: Function + ?Sized> OutputBuilder<'_, F> {
             );
             return false;
         }
-        self.ctx.early_windows.push(w);
+        self.ctx.early_windows.insert(hi, w);
         true
     }
 

@@ -118,7 +118,8 @@ pub(crate) struct EditsCtx {
     loop_check_budget: usize,
     loop_ranges: Vec<(u32, u32)>,
     /// The early writes made so far in this function outside the write at the def
-    /// (`fixed_slots::EarlyWindow`), and the work left for checking new ones against them.
+    /// (`fixed_slots::EarlyWindow`), sorted by slot, and the work left for checking new
+    /// ones against them.
     early_windows: Vec<fixed_slots::EarlyWindow>,
     early_check_budget: usize,
 }
