@@ -1,7 +1,8 @@
 //! Prints one function's allocation by greedy and by ion, with their costs: a dumped
 //! function (`FILE.json`), a text-format file (`FILE.txt`, docs/text-format.md) or a fuzz
 //! case of the quality example (`k4-s17`: 4 registers, seed 17), or a function of the
-//! Cranelift-shaped generator as `ragreedy stress --gen cranelift-like` makes it (`cl-s52016017`). `--log` prints greedy's
+//! Cranelift-shaped generator as `ragreedy stress --gen cranelift-like [--regs K]` makes it (`cl-s52016017`,
+//! or `cl2-s61036062` with 2 registers per class). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `OFF=option,...` in the environment turns options
 //! off (`common/off.rs` lists them), `CALLEE_SAVED=x64-sysv` gives greedy x64's
@@ -45,10 +46,15 @@ fn main() {
             let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
             (TestFunc::from_function(&f), env)
         }
-        None if name.starts_with("cl-s") => {
-            let seed: u64 = name["cl-s".len()..].parse().expect("cl-sSEED");
+        None if name.starts_with("cl") && name.contains("-s") => {
+            let (regs, seed) = name["cl".len()..].split_once("-s").expect("cl[K]-sSEED");
+            let seed: u64 = seed.parse().expect("cl[K]-sSEED");
             let f = ragreedy_testkit::cranelift_like::from_seed(seed);
-            (f, ragreedy_testkit::cranelift_like::x64_env())
+            let env = match regs {
+                "" => ragreedy_testkit::cranelift_like::x64_env(),
+                k => ragreedy_testkit::cranelift_like::x64_env_k(k.parse().expect("cl[K]-sSEED")),
+            };
+            (f, env)
         }
         None if name.ends_with(".txt") => {
             let text = std::fs::read_to_string(name).expect("read");

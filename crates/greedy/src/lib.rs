@@ -248,7 +248,9 @@ pub struct Options {
     /// A hint naming a register outside the allocation order (a fixed operand of the
     /// value, or of a copy partner, names a non-allocatable register) is taken like any
     /// other hint when that register is free, as ion places a bundle with such a fixed
-    /// use there: the value then needs no allocatable register where it is live.
+    /// use there: the value then needs no allocatable register where it is live. A
+    /// coalescing group placed at once (`group_placement`) may take such a register too,
+    /// where it may hold every member.
     pub outside_hints: bool,
     /// With `outside_hints`: a hinted fixed stack slot too (a fixed operand of the value
     /// or of a partner names it), for an interval none of whose operands needs a

@@ -95,19 +95,36 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             for &(p, _) in &hints {
                 hinted.add(p);
             }
+            // A hinted register outside the order (a fixed operand's, the client's own
+            // choice) may hold the group where it may hold every member.
+            let outside_ok = |p: PReg| {
+                self.options.outside_hints
+                    && members
+                        .iter()
+                        .all(|&m| self.may_hold_outside(p, &self.ctx.intervals[m], false))
+            };
             let found = hints
                 .iter()
                 .map(|&(p, _)| p)
-                .filter(|p| order.contains(p))
+                .filter(|&p| order.contains(&p) || outside_ok(p))
                 .chain(order.iter().copied().filter(|&p| !hinted.contains(p)))
-                .find(|&p| fits(p));
+                .find(|&p| fits(p))
+                .map(|p| (p, !order.contains(&p)));
             self.ctx.scratch_group_hints = hints;
             match found {
-                Some(p) => {
+                Some((p, outside)) => {
                     debug!(
-                        "{id} ({v}): its group of {} values placed in {p}",
-                        members.len()
+                        "{id} ({v}): its group of {} values placed in {p}{}",
+                        members.len(),
+                        if outside {
+                            ", a hinted register outside the allocation order"
+                        } else {
+                            ""
+                        }
                     );
+                    if outside {
+                        self.stats.outside_hints += members.len();
+                    }
                     for &m in &members {
                         self.ctx.queue.remove(m);
                         self.assign(m, p);
