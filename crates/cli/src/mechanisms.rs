@@ -73,6 +73,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.group_placements,
     },
     Mechanism {
+        name: "group-free-choice",
+        option: "group_free_choice",
+        disable: |o| o.group_free_choice = false,
+        counter: "group_free_choices",
+        count: |s| s.group_free_choices,
+    },
+    Mechanism {
         name: "long-value-order",
         option: "long_value_order",
         disable: |o| o.long_value_order = false,

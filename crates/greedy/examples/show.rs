@@ -2,7 +2,8 @@
 //! function (`FILE.json`), a text-format file (`FILE.txt`, docs/text-format.md) or a fuzz
 //! case of the quality example (`k4-s17`: 4 registers, seed 17), or a function of the
 //! Cranelift-shaped generator as `ragreedy stress --gen cranelift-like [--regs K]` makes it (`cl-s52016017`,
-//! or `cl2-s61036062` with 2 registers per class). `--log` prints greedy's
+//! or `cl2-s61036062` with 2 registers per class), or a function of `ragreedy stress --gen fuzz
+//! [--regs K]` (`st4-s67075123`, `st-s82000000`). `--log` prints greedy's
 //! debug log (every decision) to stderr; `--text` prints the function in the text
 //! format instead (for `tests/cases/`); `OFF=option,...` in the environment turns options
 //! off (`common/off.rs` lists them), `CALLEE_SAVED=x64-sysv` gives greedy x64's
@@ -45,6 +46,14 @@ fn main() {
                 .expect("no function from this seed");
             let env = fuzzgen::restrict_env(&fuzzgen::machine_env(), k);
             (TestFunc::from_function(&f), env)
+        }
+        None if name.starts_with("st") && name.contains("-s") => {
+            let (regs, seed) = name["st".len()..].split_once("-s").expect("st[K]-sSEED");
+            let seed: u64 = seed.parse().expect("st[K]-sSEED");
+            let regs = (!regs.is_empty()).then(|| regs.parse().expect("st[K]-sSEED"));
+            let f = fuzzgen::func_from_seed(seed, &fuzzgen::stress_options(seed, regs))
+                .expect("no function from this seed");
+            (TestFunc::from_function(&f), fuzzgen::stress_env(regs))
         }
         None if name.starts_with("cl") && name.contains("-s") => {
             let (regs, seed) = name["cl".len()..].split_once("-s").expect("cl[K]-sSEED");

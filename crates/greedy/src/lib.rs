@@ -161,6 +161,12 @@ pub struct Options {
     /// With `group_hints`: the first member of a coalescing group to be dequeued places
     /// the whole group in one register free over all its members (`greedy::group_place`).
     pub group_placement: bool,
+    /// With `group_hints`: a value live across blocks with no hint to take, whose first
+    /// free register some unplaced member of its group could not live in, takes the
+    /// first register free for it and for every such member instead, when there is one
+    /// (not an untouched callee-saved one): the copies between them then need no move,
+    /// at no price to the value (`greedy::assign`).
+    pub group_free_choice: bool,
     /// After hint recoloring, a value none of whose operands needs a register moves from
     /// its register to the stack when its copy partners live there and that removes the
     /// loads and stores on its copies (its slot is merged with theirs).
@@ -329,6 +335,7 @@ impl Default for Options {
             group_hints: true,
             long_value_order: true,
             group_placement: true,
+            group_free_choice: true,
             copy_spilling: true,
             copy_spill_chains: true,
             unspilling: true,
@@ -457,6 +464,8 @@ pub struct Stats {
     pub long_order_assignments: usize,
     /// Coalescing groups placed in one register at once (`Options::group_placement`).
     pub group_placements: usize,
+    /// Registers chosen free for unplaced group members too (`Options::group_free_choice`).
+    pub group_free_choices: usize,
     /// Values with no operand needing a register moved to the stack after the main loop,
     /// beside their spilled copy partners (`Options::copy_spilling`).
     pub copy_spills: usize,
@@ -706,6 +715,7 @@ impl std::ops::AddAssign for Stats {
             group_unions,
             long_order_assignments,
             group_placements,
+            group_free_choices,
             copy_spills,
             chain_copy_spills,
             unspilled,
@@ -763,6 +773,7 @@ impl std::ops::AddAssign for Stats {
         self.group_unions += group_unions;
         self.long_order_assignments += long_order_assignments;
         self.group_placements += group_placements;
+        self.group_free_choices += group_free_choices;
         self.copy_spills += copy_spills;
         self.chain_copy_spills += chain_copy_spills;
         self.unspilled += unspilled;

@@ -24,6 +24,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "group_hints" => options.group_hints = false,
             "long_value_order" => options.long_value_order = false,
             "group_placement" => options.group_placement = false,
+            "group_free_choice" => options.group_free_choice = false,
             "copy_spilling" => options.copy_spilling = false,
             "copy_spill_chains" => options.copy_spill_chains = false,
             "unspilling" => options.unspilling = false,

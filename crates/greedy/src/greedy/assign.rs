@@ -269,7 +269,76 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if long && found.is_some() {
             self.stats.long_order_assignments += 1;
         }
+        if let Some(p) = found
+            && self.options.group_hints
+            && self.options.group_free_choice
+            && long
+            && self.ctx.groups.in_group(self.ctx.intervals[id].vreg)
+        {
+            return Some(self.free_for_unplaced_members(id, p, skip, long));
+        }
         found
+    }
+
+    /// `first` is free for `id`, a value live across blocks with no hint to take
+    /// (`Options::group_free_choice`): if a member of its group not placed yet could not
+    /// live in `first`, the first register of the probe order (past `skip`) free for
+    /// `id` and for every such member, else `first`. The copies between them then need
+    /// no move, at no price to `id`. Group placement does this for groups of three or
+    /// more by placing every member at once; a pair, placed so, took registers from
+    /// heavier values (`group_place.rs`), where this only steers `id`'s own choice.
+    fn free_for_unplaced_members(
+        &mut self,
+        id: IntervalId,
+        first: PReg,
+        skip: PRegSet,
+        long: bool,
+    ) -> PReg {
+        const MAX_MEMBERS: usize = 8;
+        let iv = &self.ctx.intervals[id];
+        let mut members = std::mem::take(&mut self.ctx.scratch_best);
+        members.clear();
+        for m in self.ctx.groups.members(iv.vreg) {
+            if members.len() == MAX_MEMBERS {
+                break;
+            }
+            if let [one] = self.ctx.vreg_pieces[m.vreg()][..]
+                && one != id
+                && self.ctx.intervals[one].assigned.is_none()
+                && self.ctx.intervals[one].kind == IntervalKind::Main
+            {
+                members.push(one);
+            }
+        }
+        let fits = |p: PReg, m: IntervalId| {
+            let m = &self.ctx.intervals[m];
+            p.hw_enc() < m.limit
+                && !m.fixed_conflicts.contains(p)
+                && self.ctx.matrix.is_free(p, self.ctx.lists.runs(m))
+        };
+        let other = if members.iter().all(|&m| fits(first, m)) {
+            None
+        } else {
+            let runs = self.ctx.lists.runs(iv);
+            (self.probe_order(iv.vreg.class(), long).iter().copied())
+                .filter(|&p| {
+                    p != first
+                        && p.hw_enc() < iv.limit
+                        && !skip.contains(p)
+                        && !self.ctx.callee_saved.is_untouched(p)
+                })
+                .find(|&p| self.ctx.matrix.is_free(p, runs) && members.iter().all(|&m| fits(p, m)))
+        };
+        self.ctx.scratch_best = members;
+        let Some(p) = other else {
+            return first;
+        };
+        debug!(
+            "{id} ({}): takes {p}, free for its unplaced group members too, not {first}",
+            self.ctx.intervals[id].vreg
+        );
+        self.stats.group_free_choices += 1;
+        p
     }
 
     /// The order free registers are probed in: `long_order` for a value live across
