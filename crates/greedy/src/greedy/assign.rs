@@ -275,25 +275,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             && long
             && self.ctx.groups.in_group(self.ctx.intervals[id].vreg)
         {
-            return Some(self.free_for_unplaced_members(id, p, skip, long));
+            return Some(self.free_for_unplaced_members(id, p, skip));
         }
         found
     }
 
     /// `first` is free for `id`, a value live across blocks with no hint to take
     /// (`Options::group_free_choice`): if a member of its group not placed yet could not
-    /// live in `first`, the first register of the probe order (past `skip`) free for
+    /// live in `first`, the first register of its probe order (past `skip`) free for
     /// `id` and for every such member, else `first`. The copies between them then need
     /// no move, at no price to `id`. Group placement does this for groups of three or
     /// more by placing every member at once; a pair, placed so, took registers from
     /// heavier values (`group_place.rs`), where this only steers `id`'s own choice.
-    fn free_for_unplaced_members(
-        &mut self,
-        id: IntervalId,
-        first: PReg,
-        skip: PRegSet,
-        long: bool,
-    ) -> PReg {
+    fn free_for_unplaced_members(&mut self, id: IntervalId, first: PReg, skip: PRegSet) -> PReg {
         const MAX_MEMBERS: usize = 8;
         let iv = &self.ctx.intervals[id];
         let mut members = std::mem::take(&mut self.ctx.scratch_best);
@@ -320,7 +314,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             None
         } else {
             let runs = self.ctx.lists.runs(iv);
-            (self.probe_order(iv.vreg.class(), long).iter().copied())
+            (self.probe_order(iv.vreg.class(), true).iter().copied())
                 .filter(|&p| {
                     p != first
                         && p.hw_enc() < iv.limit
