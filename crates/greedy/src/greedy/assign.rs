@@ -1,7 +1,9 @@
 //! `try_assign`: the first register with no interference, hints first. Hints are the
 //! registers of copy partners that are already assigned (block-param edges, reuse
 //! pairs), the registers of the value's own fixed operands and the register the piece's
-//! split found free for it, strongest first.
+//! split found free for it, strongest first. With no hint to take, a value live across
+//! blocks prefers, among free registers, one its unplaced group members fit too
+//! (`Options::group_free_choice`).
 
 use super::interval::{IntervalId, LiveInterval};
 use super::{Allocator, IntervalKind};
