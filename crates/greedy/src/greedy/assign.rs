@@ -215,6 +215,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         !self.fixed_conflict(p, iv) && self.ctx.matrix.is_free(p, self.ctx.lists.runs(iv))
     }
 
+    /// Whether `p` is under every one of `members`' limits and free for each of them (no
+    /// occupant, no fixed reservation of another value): a register they could all live
+    /// in at once, since they do not overlap (group members).
+    pub(crate) fn free_for_all(&self, p: PReg, members: &[IntervalId]) -> bool {
+        members.iter().all(|&m| {
+            let m = &self.ctx.intervals[m];
+            p.hw_enc() < m.limit && self.is_available(p, m)
+        })
+    }
+
     /// The first free register, hints first: every register of the allocation order is
     /// probed or ruled out by a fixed reservation (the interval's `fixed_conflicts`).
     pub(crate) fn try_assign(&mut self, id: IntervalId) -> Option<PReg> {
@@ -306,13 +316,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 members.push(one);
             }
         }
-        let fits = |p: PReg, m: IntervalId| {
-            let m = &self.ctx.intervals[m];
-            p.hw_enc() < m.limit
-                && !m.fixed_conflicts.contains(p)
-                && self.ctx.matrix.is_free(p, self.ctx.lists.runs(m))
-        };
-        let other = if members.iter().all(|&m| fits(first, m)) {
+        let other = if self.free_for_all(first, &members) {
             None
         } else {
             let runs = self.ctx.lists.runs(iv);
@@ -323,7 +327,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         && !skip.contains(p)
                         && !self.ctx.callee_saved.is_untouched(p)
                 })
-                .find(|&p| self.ctx.matrix.is_free(p, runs) && members.iter().all(|&m| fits(p, m)))
+                .find(|&p| self.ctx.matrix.is_free(p, runs) && self.free_for_all(p, &members))
         };
         self.ctx.scratch_best = members;
         let Some(p) = other else {

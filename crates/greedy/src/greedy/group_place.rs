@@ -71,25 +71,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             }
             merge_hints(&mut hints);
             hints.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.index().cmp(&b.0.index())));
-            let limit = members
-                .iter()
-                .map(|&m| self.ctx.intervals[m].limit)
-                .min()
-                .unwrap_or(0);
             let long = self.options.long_value_order
                 && members
                     .iter()
                     .any(|&m| self.ctx.intervals[m].segments.len() >= 2);
             let order = self.probe_order(v.class(), long);
-            let fits = |p: PReg| {
-                p.hw_enc() < limit
-                    && !self.ctx.callee_saved.is_untouched(p)
-                    && members.iter().all(|&m| {
-                        let m = &self.ctx.intervals[m];
-                        !m.fixed_conflicts.contains(p)
-                            && self.ctx.matrix.is_free(p, self.ctx.lists.runs(m))
-                    })
-            };
+            let fits =
+                |p: PReg| !self.ctx.callee_saved.is_untouched(p) && self.free_for_all(p, &members);
             // Hinted registers first, then the rest of the order, each probed once.
             let mut hinted = PRegSet::empty();
             for &(p, _) in &hints {
