@@ -59,6 +59,13 @@ pub static MECHANISMS: &[Mechanism] = &[
         count: |s| s.hint_recolorings,
     },
     Mechanism {
+        name: "exchange-aside",
+        option: "exchange_aside",
+        disable: |o| o.exchange_aside = false,
+        counter: "aside_exchanges",
+        count: |s| s.aside_exchanges,
+    },
+    Mechanism {
         name: "group-hints",
         option: "group_hints",
         disable: |o| o.group_hints = false,

@@ -47,6 +47,7 @@ const STATS: &[(&str, StatReader)] = &[
     ("chain_copy_spills", |s| s.chain_copy_spills),
     ("group_unions", |s| s.group_unions),
     ("group_free_choices", |s| s.group_free_choices),
+    ("aside_exchanges", |s| s.aside_exchanges),
     ("join_stores", |s| s.join_stores),
     ("hoisted_moves", |s| s.hoisted_moves),
     ("sunk_moves", |s| s.sunk_moves),
@@ -72,6 +73,7 @@ const OPTIONS: &[(&str, OptionSetter)] = &[];
 const OFF_OPTIONS: &[(&str, OptionSetter)] = &[
     ("group_placement", |o| o.group_placement = false),
     ("hint_recoloring", |o| o.hint_recoloring = false),
+    ("exchange_aside", |o| o.exchange_aside = false),
     ("join_stores", |o| o.join_stores = false),
     ("copy_spill_chains", |o| o.copy_spill_chains = false),
     ("unspill_copy_freed", |o| o.unspill_copy_freed = false),

@@ -21,6 +21,7 @@ pub fn options_from_env() -> regalloc_greedy::Options {
             "any_uses_weightless" => options.any_uses_weightless = false,
             "partner_slots" => options.partner_slots = false,
             "hint_recoloring" => options.hint_recoloring = false,
+            "exchange_aside" => options.exchange_aside = false,
             "group_hints" => options.group_hints = false,
             "long_value_order" => options.long_value_order = false,
             "group_placement" => options.group_placement = false,

@@ -8,7 +8,8 @@
 //! intervals in that register are in the way and fit in the group's register once it
 //! has left, the two are exchanged if that lowers the cost of the copies around both:
 //! two block params given each other's argument registers (a move cycle on the edge)
-//! cannot be fixed by moving either alone.
+//! cannot be fixed by moving either alone. When they do not fit there, they may move
+//! aside to a third register free for all of them instead (`Options::exchange_aside`).
 //!
 //! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
 //! `MAX_PIECES` pieces are left alone, and each broken copy is visited once, in one pass
@@ -825,6 +826,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 })
         });
         if !fits {
+            if self.options.exchange_aside {
+                return self.exchange_aside::<TALLIES>(g, from, target);
+            }
             return Gain::Loses;
         }
         let others = std::mem::take(&mut g.others);
@@ -838,6 +842,59 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.moves += 1;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
+        Gain::Pays
+    }
+
+    /// The exchange failed because some occupant of `target` does not fit in `from`:
+    /// moves the occupants instead to a third register free for all of them (not an
+    /// untouched callee-saved one) when the copies around the group and the occupants
+    /// then cost less. The occupants do not overlap one another (all are in `target`).
+    fn exchange_aside<const TALLIES: bool>(
+        &mut self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+    ) -> Gain {
+        // Priced first as if the occupants' copies and fixed operands all broke in
+        // their new register: then any register they fit in pays.
+        let (before, worst_after) =
+            self.exchange_costs_to::<TALLIES>(g, from, target, PReg::invalid());
+        if worst_after >= before {
+            return Gain::Loses;
+        }
+        let class = target.class() as usize;
+        let mut third = None;
+        for k in 0..self.out.order[class].len() {
+            let r = self.out.order[class][k];
+            if r == from || r == target || self.ctx.callee_saved.is_untouched(r) {
+                continue;
+            }
+            let fits = g.others.iter().all(|&o| {
+                let iv = &self.ctx.intervals[o];
+                self.may_take(g, r, iv)
+                    && !self.fixed_conflict(r, iv)
+                    && self.ctx.matrix.is_free(r, self.ctx.lists.runs(iv))
+            });
+            if fits {
+                third = Some(r);
+                break;
+            }
+        }
+        let Some(r) = third else {
+            return Gain::Loses;
+        };
+        let others = std::mem::take(&mut g.others);
+        let group = std::mem::take(&mut g.group);
+        self.vacate(g, &others, target);
+        self.vacate(g, &group, from);
+        self.occupy::<TALLIES>(g, &group, from, target, "exchanged with the occupants");
+        self.occupy::<TALLIES>(g, &others, target, r, "moved aside for copy partners");
+        g.group = group;
+        g.others = others;
+        g.moves += 1;
+        self.stats.hint_recolorings += 1;
+        self.stats.hint_exchanges += 1;
+        self.stats.aside_exchanges += 1;
         Gain::Pays
     }
 
@@ -940,10 +997,23 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         from: PReg,
         target: PReg,
     ) -> (f64, f64) {
+        self.exchange_costs_to::<TALLIES>(g, from, target, from)
+    }
+
+    /// `exchange_costs` with the occupants going to `others_to`: `from`, a third register
+    /// (where none of the group's copies is), or `PReg::invalid()`, no register, for the
+    /// most their copies and fixed operands can cost there (all broken).
+    fn exchange_costs_to<const TALLIES: bool>(
+        &self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+        others_to: PReg,
+    ) -> (f64, f64) {
         let (mut before_cost, mut after_cost) = g.group_cost;
         for k in 0..g.others.len() {
             let o = g.others[k];
-            if TALLIES && g.has_many_copies(o) {
+            if TALLIES && others_to == from && g.has_many_copies(o) {
                 let (before, after) = self.tallied_occupant_costs(g, o, from, target);
                 before_cost += before;
                 after_cost += after;
@@ -959,7 +1029,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                         if reg != Some(target) {
                             before_cost += f64::from(freq);
                         }
-                        if reg != Some(from) {
+                        if reg != Some(others_to) {
                             after_cost += f64::from(freq);
                         }
                     }
@@ -970,7 +1040,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 if p != target {
                     before_cost += f64::from(freq);
                 }
-                if p != from {
+                if p != others_to {
                     after_cost += f64::from(freq);
                 }
             }
