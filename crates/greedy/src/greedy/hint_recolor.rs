@@ -8,8 +8,8 @@
 //! intervals in that register are in the way and fit in the group's register once it
 //! has left, the two are exchanged if that lowers the cost of the copies around both:
 //! two block params given each other's argument registers (a move cycle on the edge)
-//! cannot be fixed by moving either alone. When they do not fit there, they may move
-//! aside to a third register free for all of them instead (`Options::exchange_aside`).
+//! cannot be fixed by moving either alone. When some do not fit there, each may move
+//! to the group's register or aside to another one free for it (`Options::exchange_aside`).
 //!
 //! Work is bounded: groups have at most `MAX_GROUP` members, values with more than
 //! `MAX_PIECES` pieces are left alone, and each broken copy is visited once, in one pass
@@ -846,9 +846,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// The exchange failed because some occupant of `target` does not fit in `from`:
-    /// moves the occupants instead to a third register free for all of them (not an
-    /// untouched callee-saved one) when the copies around the group and the occupants
-    /// then cost less. The occupants do not overlap one another (all are in `target`).
+    /// moves each occupant to `from` if it fits there, else to the first register of the
+    /// order free for it (not an untouched callee-saved one), when the copies around the
+    /// group and the occupants then cost less.
     fn exchange_aside<const TALLIES: bool>(
         &mut self,
         g: &mut CopyGraph,
@@ -862,33 +862,49 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if worst_after >= before {
             return Gain::Loses;
         }
+        // Each occupant to the group's register if it fits there once the group has left
+        // it, else to the first register of the order free for it (never an untouched
+        // callee-saved one). They do not overlap one another, so they may share one.
         let class = target.class() as usize;
-        let mut third = None;
-        for k in 0..self.out.order[class].len() {
-            let r = self.out.order[class][k];
-            if r == from || r == target || self.ctx.callee_saved.is_untouched(r) {
-                continue;
-            }
-            let fits = g.others.iter().all(|&o| {
-                let iv = &self.ctx.intervals[o];
-                self.may_take(g, r, iv)
-                    && !self.fixed_conflict(r, iv)
-                    && self.ctx.matrix.is_free(r, self.ctx.lists.runs(iv))
-            });
-            if fits {
-                third = Some(r);
-                break;
+        let mut dest: smallvec::SmallVec<[PReg; MAX_SWAP]> = smallvec::SmallVec::new();
+        for &o in &g.others {
+            let iv = &self.ctx.intervals[o];
+            let runs = self.ctx.lists.runs(iv);
+            let to = std::iter::once(from)
+                .chain(self.out.order[class].iter().copied())
+                .find(|&r| {
+                    r != target
+                        && !self.ctx.callee_saved.is_untouched(r)
+                        && self.may_take(g, r, iv)
+                        && !self.fixed_conflict(r, iv)
+                        && if r == from {
+                            !self
+                                .ctx
+                                .matrix
+                                .overlaps_any(from, runs, |j| g.side(j) != Side::Group)
+                        } else {
+                            self.ctx.matrix.is_free(r, runs)
+                        }
+                });
+            match to {
+                Some(r) => dest.push(r),
+                None => return Gain::Loses,
             }
         }
-        let Some(r) = third else {
-            return Gain::Loses;
-        };
         let others = std::mem::take(&mut g.others);
         let group = std::mem::take(&mut g.group);
         self.vacate(g, &others, target);
         self.vacate(g, &group, from);
         self.occupy::<TALLIES>(g, &group, from, target, "exchanged with the occupants");
-        self.occupy::<TALLIES>(g, &others, target, r, "moved aside for copy partners");
+        for (k, &r) in dest.iter().enumerate() {
+            self.occupy::<TALLIES>(
+                g,
+                &others[k..=k],
+                target,
+                r,
+                "moved aside for copy partners",
+            );
+        }
         g.group = group;
         g.others = others;
         g.moves += 1;
