@@ -466,7 +466,7 @@ pub struct Stats {
     pub hint_recolorings: usize,
     /// Of `hint_recolorings`: groups exchanged with the occupants of their target register.
     pub hint_exchanges: usize,
-    /// Of `hint_exchanges`: those whose occupants moved aside to a third register
+    /// Of `hint_exchanges`: those in which some occupant moved aside to a third register
     /// (`Options::exchange_aside`).
     pub aside_exchanges: usize,
     /// Copies whose two values joined one coalescing group (`Options::group_hints`).
