@@ -814,35 +814,60 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if gain != Gain::Pays {
             return gain;
         }
-        let fits = g.others.iter().all(|&o| {
-            let iv = &self.ctx.intervals[o];
-            self.may_take(g, from, iv) && !self.fixed_conflict(from, iv)
-        }) && g.others.iter().all(|&o| {
-            !self
-                .ctx
-                .matrix
-                .overlaps_any(from, self.ctx.lists.runs(&self.ctx.intervals[o]), |j| {
-                    g.side(j) != Side::Group
-                })
-        });
-        if !fits {
+        if !g
+            .others
+            .iter()
+            .all(|&o| self.fits_once_group_left(g, o, from))
+        {
             if self.options.exchange_aside {
                 return self.exchange_aside::<TALLIES>(g, from, target);
             }
             return Gain::Loses;
         }
+        let dest: smallvec::SmallVec<[PReg; MAX_SWAP]> = smallvec::smallvec![from; g.others.len()];
+        self.complete_exchange::<TALLIES>(g, from, target, &dest);
+        Gain::Pays
+    }
+
+    /// Whether occupant `o` of the target register may take `r` once the group being
+    /// recolored has left its register: nothing but group members in `r` overlaps it
+    /// (in any other register than the group's, nothing at all).
+    fn fits_once_group_left(&self, g: &CopyGraph, o: IntervalId, r: PReg) -> bool {
+        let iv = &self.ctx.intervals[o];
+        self.may_take(g, r, iv)
+            && !self.fixed_conflict(r, iv)
+            && !(self.ctx.matrix)
+                .overlaps_any(r, self.ctx.lists.runs(iv), |j| g.side(j) != Side::Group)
+    }
+
+    /// Moves the group from `from` to `target` and each occupant `g.others[k]` from
+    /// `target` to `dest[k]`.
+    fn complete_exchange<const TALLIES: bool>(
+        &mut self,
+        g: &mut CopyGraph,
+        from: PReg,
+        target: PReg,
+        dest: &[PReg],
+    ) {
         let others = std::mem::take(&mut g.others);
         let group = std::mem::take(&mut g.group);
         self.vacate(g, &others, target);
         self.vacate(g, &group, from);
         self.occupy::<TALLIES>(g, &group, from, target, "exchanged with the occupants");
-        self.occupy::<TALLIES>(g, &others, target, from, "exchanged for copy partners");
+        for (k, &r) in dest.iter().enumerate() {
+            let why = if r == from {
+                "exchanged for copy partners"
+            } else {
+                "moved aside for copy partners"
+            };
+            self.occupy::<TALLIES>(g, &others[k..=k], target, r, why);
+        }
         g.group = group;
         g.others = others;
         g.moves += 1;
         self.stats.hint_recolorings += 1;
         self.stats.hint_exchanges += 1;
-        Gain::Pays
+        self.stats.aside_exchanges += usize::from(dest.iter().any(|&r| r != from));
     }
 
     /// The exchange failed because some occupant of `target` does not fit in `from`:
@@ -868,49 +893,19 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let class = target.class() as usize;
         let mut dest: smallvec::SmallVec<[PReg; MAX_SWAP]> = smallvec::SmallVec::new();
         for &o in &g.others {
-            let iv = &self.ctx.intervals[o];
-            let runs = self.ctx.lists.runs(iv);
             let to = std::iter::once(from)
-                .chain(self.out.order[class].iter().copied())
+                .chain(self.out.order[class].iter().copied().filter(|&r| r != from))
                 .find(|&r| {
                     r != target
                         && !self.ctx.callee_saved.is_untouched(r)
-                        && self.may_take(g, r, iv)
-                        && !self.fixed_conflict(r, iv)
-                        && if r == from {
-                            !self
-                                .ctx
-                                .matrix
-                                .overlaps_any(from, runs, |j| g.side(j) != Side::Group)
-                        } else {
-                            self.ctx.matrix.is_free(r, runs)
-                        }
+                        && self.fits_once_group_left(g, o, r)
                 });
             match to {
                 Some(r) => dest.push(r),
                 None => return Gain::Loses,
             }
         }
-        let others = std::mem::take(&mut g.others);
-        let group = std::mem::take(&mut g.group);
-        self.vacate(g, &others, target);
-        self.vacate(g, &group, from);
-        self.occupy::<TALLIES>(g, &group, from, target, "exchanged with the occupants");
-        for (k, &r) in dest.iter().enumerate() {
-            self.occupy::<TALLIES>(
-                g,
-                &others[k..=k],
-                target,
-                r,
-                "moved aside for copy partners",
-            );
-        }
-        g.group = group;
-        g.others = others;
-        g.moves += 1;
-        self.stats.hint_recolorings += 1;
-        self.stats.hint_exchanges += 1;
-        self.stats.aside_exchanges += 1;
+        self.complete_exchange::<TALLIES>(g, from, target, &dest);
         Gain::Pays
     }
 
