@@ -79,9 +79,7 @@ fn main() {
     }
 }
 
-/// Allocates `cases` `reps` times; `repr` (how the functions are held) is printed with
-/// the time, since the two representations cost the allocator different instructions
-/// and only runs on the same one compare.
+/// Allocates `cases` `reps` times; `repr`, how the functions are held, goes on the time line.
 fn allocate<F: Function>(cases: &[(F, MachineEnv)], reps: usize, repr: &str) {
     if std::env::var("ALLOC").is_ok_and(|a| a == "ion") {
         let options = regalloc2::RegallocOptions::default();
