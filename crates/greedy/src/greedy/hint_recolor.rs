@@ -814,13 +814,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if gain != Gain::Pays {
             return gain;
         }
-        if !g
-            .others
-            .iter()
-            .all(|&o| self.fits_once_group_left(g, o, from))
-        {
+        if let Some(fit) = (g.others.iter()).position(|&o| !self.fits_once_group_left(g, o, from)) {
             if self.options.exchange_aside {
-                return self.exchange_aside::<TALLIES>(g, from, target);
+                return self.exchange_aside::<TALLIES>(g, from, target, fit);
             }
             return Gain::Loses;
         }
@@ -870,15 +866,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.stats.aside_exchanges += usize::from(dest.iter().any(|&r| r != from));
     }
 
-    /// The exchange failed because some occupant of `target` does not fit in `from`:
-    /// moves each occupant to `from` if it fits there, else to the first register of the
-    /// order free for it (not an untouched callee-saved one), when the copies around the
-    /// group and the occupants then cost less.
+    /// The exchange failed because some occupant of `target` does not fit in `from` (the
+    /// first `fit` do, as `move_or_swap` found): moves each occupant to `from` if it fits
+    /// there, else to the first register of the order free for it (not an untouched
+    /// callee-saved one), when the copies around the group and the occupants then cost
+    /// less.
     fn exchange_aside<const TALLIES: bool>(
         &mut self,
         g: &mut CopyGraph,
         from: PReg,
         target: PReg,
+        fit: usize,
     ) -> Gain {
         // Priced first as if the occupants' copies and fixed operands all broke in
         // their new register: then any register they fit in pays.
@@ -891,8 +889,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // it, else to the first register of the order free for it (never an untouched
         // callee-saved one). They do not overlap one another, so they may share one.
         let class = target.class() as usize;
-        let mut dest: smallvec::SmallVec<[PReg; MAX_SWAP]> = smallvec::SmallVec::new();
-        for &o in &g.others {
+        let mut dest: smallvec::SmallVec<[PReg; MAX_SWAP]> = smallvec::smallvec![from; fit];
+        for &o in &g.others[fit..] {
             let to = std::iter::once(from)
                 .chain(self.out.order[class].iter().copied().filter(|&r| r != from))
                 .find(|&r| {
