@@ -28,7 +28,7 @@ pub(crate) use split::{MAX_REGION_SEGMENTS, SPARSE_NESTED_REGION_SEGMENTS};
 use crate::Stats;
 use crate::analysis::Analyses;
 use crate::analysis::copies::Partners;
-use crate::analysis::intervals::{Segment, point_bound, point_inst};
+use crate::analysis::intervals::{point_bound, point_inst};
 use crate::assignment::{Assignment, ReloadPiece};
 use crate::lists::{Lists, reset_span};
 use crate::observe::observe;
@@ -388,7 +388,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         };
         let id = self.ctx.intervals.push(iv);
         self.ctx.vreg_pieces[v].push(id);
-        self.ctx.intervals[id].weight = self.spill_weight(id);
+        // One walk of the segments for the spill weight and the queue's shape.
+        let iv = &self.ctx.intervals[id];
+        let (size, weighted_size) = self.sizes(iv);
+        let weight = self.main_spill_weight(iv, size);
+        self.ctx.intervals[id].weight = weight;
         self.stats.intervals += 1;
         if must_spill {
             if self.options.stack_use_pieces && self.split_off_stack_uses(id) {
@@ -397,6 +401,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             debug!("{id} ({vreg}): spilled up front, an operand needs it on the stack");
             self.spill(id);
         } else {
+            let iv = &self.ctx.intervals[id];
+            let shape = IntervalShape {
+                weighted_size,
+                local_fixed_hint: self.local_fixed_hint(iv),
+            };
+            self.ctx.queue.set_shape(id, shape);
             self.enqueue(id);
         }
     }
@@ -411,6 +421,11 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         if iv.kind != IntervalKind::Main {
             return f32::INFINITY;
         }
+        self.main_spill_weight(iv, iv.size(&self.ctx.lists))
+    }
+
+    /// `spill_weight` of a `Main` interval of `size` points.
+    fn main_spill_weight(&self, iv: &LiveInterval, size: u32) -> f32 {
         let cfg = &self.an.cfg;
         let free_any = self.options.any_uses_weightless;
         let lists = &self.ctx.lists;
@@ -427,38 +442,44 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
             .map(|u| self.an.freq.of(cfg.block_of(u.inst)))
             .sum();
         sum += self.ctx.partners.copy_freq_in(iv.vreg, lists.segments(iv));
-        let insts = iv.size(lists) as f32 / 2.0;
+        let insts = size as f32 / 2.0;
         sum / (insts + 25.0)
     }
 
-    fn weighted_size(&self, iv: &LiveInterval) -> f32 {
+    /// The points `iv` covers (`LiveInterval::size`) and Σ segment length × block
+    /// frequency.
+    fn sizes(&self, iv: &LiveInterval) -> (u32, f32) {
         let cfg = &self.an.cfg;
-        self.ctx
-            .lists
-            .segments(iv)
-            .iter()
-            .map(|s: &Segment| s.len() as f32 * self.an.freq.of(cfg.block_of(point_inst(s.start))))
-            .sum()
+        let mut size = 0;
+        let mut weighted = 0.0f32;
+        for s in self.ctx.lists.segments(iv) {
+            size += s.len();
+            weighted += s.len() as f32 * self.an.freq.of(cfg.block_of(point_inst(s.start)));
+        }
+        (size, weighted)
     }
 
-    /// The parts of `iv`'s priority its stage does not decide.
-    fn shape_of(&self, iv: &LiveInterval) -> IntervalShape {
-        // Only a value inside one block: there the fixed operand is most of its life,
-        // and it must claim that register before a longer value passes through. A value
-        // live across blocks is ordered by size like any other; its fixed operand still
-        // steers `try_assign`. Copy partners never count: at first enqueue none has a
-        // register, so they are no known preference (LLVM's condition for the bit).
-        let local_fixed_hint = iv.segments.len() == 1
+    /// Only a value inside one block: there the fixed operand is most of its life, and
+    /// it must claim that register before a longer value passes through. A value live
+    /// across blocks is ordered by size like any other; its fixed operand still steers
+    /// `try_assign`. Copy partners never count: at first enqueue none has a register, so
+    /// they are no known preference (LLVM's condition for the bit).
+    fn local_fixed_hint(&self, iv: &LiveInterval) -> bool {
+        iv.segments.len() == 1
             && self.ctx.vreg_fixed_uses[iv.vreg.vreg()]
             && self
                 .ctx
                 .lists
                 .uses(iv)
                 .iter()
-                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)));
+                .any(|u| matches!(u.operand.constraint(), OperandConstraint::FixedReg(_)))
+    }
+
+    /// The parts of `iv`'s priority its stage does not decide.
+    fn shape_of(&self, iv: &LiveInterval) -> IntervalShape {
         IntervalShape {
-            weighted_size: self.weighted_size(iv),
-            local_fixed_hint,
+            weighted_size: self.sizes(iv).1,
+            local_fixed_hint: self.local_fixed_hint(iv),
         }
     }
 

@@ -24,13 +24,37 @@ fn key(prio: u64, id: IntervalId) -> QueueKey {
     (u128::from(prio) << 32) | u128::from(u32::MAX - id.as_u32())
 }
 
+/// The low bits of a priority that a packed key keeps below its two top bits.
+const PACKED_LOW: u64 = (1 << 40) - 1;
+/// Ids a packed key holds.
+const PACKED_IDS: u32 = 1 << 22;
+
+/// `key` in 64 bits, the order unchanged, for a priority whose bits 40 to 61 are clear
+/// (every one `DefaultPriority` gives: two flag bits above a size below 2^40) and an id
+/// below `PACKED_IDS`; `None` otherwise. Sorting half as wide keys costs less.
+fn packed(prio: u64, id: IntervalId) -> Option<u64> {
+    let id = id.as_u32();
+    (prio & !(PACKED_LOW | 3 << 62) == 0 && id < PACKED_IDS).then(|| {
+        let prio = (prio >> 62) << 40 | prio & PACKED_LOW;
+        prio << 22 | u64::from(PACKED_IDS - 1 - id)
+    })
+}
+
+/// The `key` of a packed key.
+fn unpacked(k: u64) -> QueueKey {
+    let prio = (k >> 62) << 62 | (k >> 22) & PACKED_LOW;
+    let id = PACKED_IDS - 1 - (k as u32 & (PACKED_IDS - 1));
+    key(prio, IntervalId::from_u32(id))
+}
+
 #[derive(Default)]
 pub(crate) struct IntervalQueue {
     /// The keys pushed before the first pop (every interval of the function, created in
     /// one go), sorted at that pop and then taken from the back: one sort costs fewer
     /// comparisons than sifting each of them out of a heap, and the heap stays as small
-    /// as the intervals queued while allocating.
-    initial: Vec<QueueKey>,
+    /// as the intervals queued while allocating. Packed (`packed`); a key that does not
+    /// pack goes to the heap at once.
+    initial: Vec<u64>,
     /// Whether `initial` is sorted: the first pop since `clear` happened.
     popping: bool,
     heap: BinaryHeap<QueueKey>,
@@ -94,10 +118,9 @@ impl IntervalQueue {
     #[inline]
     pub fn push(&mut self, id: IntervalId, prio: u64) {
         self.slot(id).current = Some(prio);
-        if self.popping {
-            self.heap.push(key(prio, id));
-        } else {
-            self.initial.push(key(prio, id));
+        match packed(prio, id) {
+            Some(k) if !self.popping => self.initial.push(k),
+            _ => self.heap.push(key(prio, id)),
         }
     }
 
@@ -138,9 +161,12 @@ impl IntervalQueue {
     /// The largest key of `initial` and `heap`, removed.
     #[inline]
     fn pop_key(&mut self) -> Option<QueueKey> {
-        match (self.initial.last(), self.heap.peek()) {
-            (Some(&a), Some(&b)) if b > a => self.heap.pop(),
-            (Some(_), _) => self.initial.pop(),
+        match (self.initial.last().map(|&k| unpacked(k)), self.heap.peek()) {
+            (Some(a), Some(&b)) if b > a => self.heap.pop(),
+            (Some(a), _) => {
+                self.initial.pop();
+                Some(a)
+            }
             (None, _) => self.heap.pop(),
         }
     }
@@ -214,7 +240,14 @@ mod tests {
                         model.retain(|m| m.1 != id);
                     }
                     _ => {
-                        let prio = next(20);
+                        // Small priorities, `DefaultPriority`'s flags, and ones that do
+                        // not pack.
+                        let small = next(20);
+                        let prio = match next(3) {
+                            0 => small,
+                            1 => small | 1 << 63 | next(2) << 62,
+                            _ => small << 41,
+                        };
                         q.push(IntervalId::new(id), prio);
                         model.retain(|m| m.1 != id);
                         model.push((prio, id));
