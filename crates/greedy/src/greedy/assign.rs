@@ -105,8 +105,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // One entry per register now, so the order is total.
             // Equal weights: a register outside the order first (`Options::outside_hints`),
             // as no other value can take it, then the lower index.
-            let order = &self.out.order[iv.vreg.class() as usize];
-            let outside = |p: PReg| self.options.outside_hints && !order.contains(&p);
+            let order = self.ctx.in_order[iv.vreg.class() as usize];
+            let outside = |p: PReg| self.options.outside_hints && !order.contains(p);
             hints.sort_unstable_by(|a, b| {
                 b.1.total_cmp(&a.1)
                     .then(outside(b.0).cmp(&outside(a.0)))
@@ -126,7 +126,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let class = iv.vreg.class();
         if p.class() != class
             || p.hw_enc() >= iv.limit
-            || self.out.order[class as usize].contains(&p)
+            || self.ctx.in_order[class as usize].contains(p)
             || self.env.scratch_by_class.contains(&Some(p))
         {
             return false;
@@ -208,7 +208,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     pub(crate) fn may_hold(&self, p: PReg, iv: &LiveInterval) -> bool {
-        p.hw_enc() < iv.limit && self.out.order[iv.vreg.class() as usize].contains(&p)
+        p.hw_enc() < iv.limit && self.ctx.in_order[iv.vreg.class() as usize].contains(p)
     }
 
     fn is_available(&self, p: PReg, iv: &LiveInterval) -> bool {

@@ -74,6 +74,10 @@ pub(crate) struct GreedyCtx {
     pub(crate) groups: groups::CoalesceGroups,
     /// The allocation order of values live across blocks (`build_long_order`).
     pub long_order: [Vec<PReg>; 3],
+    /// Per class, the registers of the allocation order (`Assignment::order`): whether
+    /// a register is in it is one bit test, where hints ask it of every register they
+    /// name.
+    pub in_order: [PRegSet; 3],
     pub scratch_intf: Vec<IntervalId>,
     pub scratch_best: Vec<IntervalId>,
     pub scratch_hints: Vec<(PReg, f32)>,
@@ -327,6 +331,12 @@ impl<'a, F: Function + ?Sized> Allocator<'a, F> {
         ctx.spill_log.clear();
         ctx.next_cascade = 1;
         ctx.recolor.reset(self.func.num_insts());
+        for (set, order) in ctx.in_order.iter_mut().zip(&self.out.order) {
+            *set = PRegSet::empty();
+            for &p in order {
+                set.add(p);
+            }
+        }
         let callee_saved = self.callee_saved_sets();
         self.ctx.callee_saved.reset(&callee_saved);
     }
