@@ -125,16 +125,19 @@ impl IntervalLists {
     }
 
     /// The segments or runs at `r` (an interval's, or one about to be).
+    #[inline]
     pub fn segments_at(&self, r: ListRange) -> &[Segment] {
         &self.segments[r.span()]
     }
 
     /// The operands at `r`.
+    #[inline]
     pub fn uses_at(&self, r: ListRange) -> &[UseSite] {
         &self.uses[r.span()]
     }
 
     /// The segments or runs at `r`, to change in place.
+    #[inline]
     pub fn segments_mut(&mut self, r: ListRange) -> &mut [Segment] {
         &mut self.segments[r.span()]
     }

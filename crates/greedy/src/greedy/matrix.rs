@@ -541,10 +541,14 @@ pub(crate) struct RegProbe<'m> {
 
 impl RegProbe<'_> {
     /// Is the register free over all of `seg`, which follows the segments probed before?
-    #[inline]
+    /// Always inlined: a short segment is a few instructions, against a call per probe
+    /// the split loops' inliner kept.
+    #[inline(always)]
     pub fn is_free(&mut self, seg: Segment) -> bool {
-        self.union
-            .is_none_or(|u| u.is_free_over(&mut self.pos, seg))
+        match self.union {
+            None => true,
+            Some(u) => u.is_free_over(&mut self.pos, seg),
+        }
     }
 }
 
