@@ -5,7 +5,7 @@
 //! labelling that beats spilling splits the interval into its register part, its stack
 //! part and local pieces around the uses left on the stack.
 
-use super::descent::{Adjacency, Descent, bit_word, bit_words, descend, lower_bound};
+use super::descent::{Adjacency, Descent, bit_word, descend, lower_bound};
 use super::{HYSTERESIS, MAX_CANDIDATES, Placement, Product};
 use crate::analysis::intervals::{Point, Segment};
 use crate::greedy::Allocator;
@@ -111,6 +111,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             partial_adj,
             island_root,
             island_of,
+            products,
         } = scratch;
         let iv = &self.ctx.intervals[id];
         // Debug builds go on to check the shortcut against the exits it stands for.
@@ -290,7 +291,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 param_store = store;
             }
         }
-        adj.fill(n, links);
+        // The adjacency is filled once something descends or bounds over it: many
+        // attempts end with every candidate's probes.
+        let mut adj_ready = false;
         // A register segment serves a fixed def by a move unless the register is the
         // fixed one: the compact region, whose register is not chosen yet, pays every
         // move, a candidate the moves from itself.
@@ -310,11 +313,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
+        // Only worth it where use blocks touch (isolated ones are the block splitter's).
         if cap.is_none()
-            && let Some(cost) = compact_region(best_label, stack_cost, reg_base, adj, descent)
-            && cost < threshold
+            && links
+                .iter()
+                .any(|&(a, b, _)| stack_cost[a] > 0.0 && stack_cost[b] > 0.0)
         {
-            best = Some((cost, None));
+            adj.fill(n, links);
+            adj_ready = true;
+            if let Some(cost) =
+                compact_region(best_label, stack_cost, reg_base, adj, (free, seen), descent)
+                && cost < threshold
+            {
+                best = Some((cost, None));
+            }
         }
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         candidates.clear();
@@ -472,6 +484,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             descent.charged.truncate(base_charged);
+            if !adj_ready {
+                adj.fill(n, links);
+                adj_ready = true;
+            }
             let links_of = if partial {
                 // A segment that keeps the register up to its interference leaves it on
                 // the stack: each successor in a register pays the reload (a cost of its
@@ -555,7 +571,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         };
         let label = &*best_label;
         let Some(p) = p else {
-            self.split_compact_region(id, cost, label);
+            self.split_compact_region(id, cost, label, products);
             return true;
         };
         let iv = &self.ctx.intervals[id];
@@ -650,7 +666,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         } else {
             Placement::Assign(p)
         };
-        let mut products = Vec::with_capacity(4);
+        products.clear();
         if parts > 0 && self.options.region_islands {
             let islands = push_register_islands(
                 RegionPlan {
@@ -661,7 +677,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 in_reg,
                 (reg_stage, region_place),
                 (island_root, island_of),
-                &mut products,
+                products,
             );
             if islands > 1 {
                 debug!(
@@ -724,7 +740,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Splits off the compact region `label` chose: the register part becomes one new
     /// interval, queued like any other (fewer segments than the original, so this
     /// terminates); the blocks the value only passes through go to Spill.
-    fn split_compact_region(&mut self, id: IntervalId, cost: f32, label: &[bool]) {
+    fn split_compact_region(
+        &mut self,
+        id: IntervalId,
+        cost: f32,
+        label: &[bool],
+        products: &mut Vec<Product>,
+    ) {
         let iv = &self.ctx.intervals[id];
         let n = label.len();
         let mut compact = SegmentList::new();
@@ -744,21 +766,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.stats.region_splits += 1;
         self.stats.compact_region_splits += 1;
         observe!(self, self.split_event(id, SplitKind::CompactRegion));
-        self.split_into(
-            id,
-            vec![
-                Product {
-                    segments: compact,
-                    stage: Stage::New,
-                    place: Placement::Queue,
-                },
-                Product {
-                    segments: rest,
-                    stage: Stage::Spill,
-                    place: Placement::Queue,
-                },
-            ],
-        );
+        products.clear();
+        products.extend([
+            Product {
+                segments: compact,
+                stage: Stage::New,
+                place: Placement::Queue,
+            },
+            Product {
+                segments: rest,
+                stage: Stage::Spill,
+                place: Placement::Queue,
+            },
+        ]);
+        self.split_into(id, products);
     }
 }
 
@@ -845,23 +866,23 @@ fn sparse_beyond_region(segments: usize, use_blocks: usize, nested: bool) -> boo
 /// keeps one of its own in the blocks with operands that need one and is spilled in the
 /// blocks it only passes through. The same descent labels it (only use blocks may take
 /// the register, so a use block whose transitions cost more than its operands goes back
-/// to the stack). Only worth it where use blocks touch (isolated ones are the block
-/// splitter's) and when at least two block segments, not all, keep the register.
+/// to the stack). Only worth it when at least two block segments, not all, keep the
+/// register. `uses` and `words` are scratch: the use blocks, as flags and bit words.
 fn compact_region(
     label: &mut Vec<bool>,
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
+    (uses, words): (&mut Vec<bool>, &mut Vec<u64>),
     work: &mut Descent,
 ) -> Option<f32> {
     let n = stack_cost.len();
-    let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _, _)| uses[j as usize])) {
-        return None;
-    }
-    label.clone_from(&uses);
-    let words = bit_words(&uses);
-    let cost = descend(label, &uses, &words, stack_cost, boundary, adj, work);
+    uses.clear();
+    uses.extend(stack_cost.iter().map(|&c| c > 0.0));
+    label.clone_from(uses);
+    words.clear();
+    words.extend(uses.chunks(64).map(|c| bit_word(c.iter().copied())));
+    let cost = descend(label, uses, words, stack_cost, boundary, adj, work);
     let regs = label.iter().filter(|&&x| x).count();
     (regs >= 2 && regs < n).then_some(cost)
 }
@@ -910,6 +931,8 @@ pub(crate) struct RegionScratch {
     /// of a root.
     island_root: Vec<u32>,
     island_of: Vec<u32>,
+    /// The split's products.
+    products: Vec<Product>,
 }
 
 /// `RegionScratch::spans` of a segment without operands that cost on the stack.
