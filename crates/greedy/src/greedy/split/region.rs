@@ -341,7 +341,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // value's use blocks forces the least stack cost (ties in allocation order):
             // a probe per use segment each, where weighing one probes every segment.
             let mut ranked = [(0.0f32, PReg::invalid()); MAX_CANDIDATES];
-            for (slot, &p) in ranked.iter_mut().zip(candidates.iter()) {
+            for (i, &p) in candidates.iter().enumerate() {
+                // A candidate whose sum reaches the `limit`-th smallest of the earlier
+                // ones is not kept (they come first in a tie): its probes stop there.
+                let cutoff = (i >= limit).then(|| {
+                    let mut earlier = [0.0f32; MAX_CANDIDATES];
+                    for (e, &(c, _)) in earlier.iter_mut().zip(&ranked[..i]) {
+                        *e = c;
+                    }
+                    earlier[..i].sort_by(f32::total_cmp);
+                    earlier[limit - 1]
+                });
                 // `free_over` per use segment, by cursors (the segments come in order).
                 let reservations = &self.an.intervals.fixed[p.index()];
                 let fixed = iv.fixed_conflicts.contains(p);
@@ -350,18 +360,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                         && probe.is_free(s)
                 };
-                let forced: f32 = (segments.iter())
-                    .zip(stack_cost.iter())
-                    .filter(|&(&s, &cost)| {
-                        cost > 0.0 && {
-                            let is_free = free_at(s);
-                            debug_assert_eq!(is_free, self.free_over(p, iv, s));
-                            !is_free
+                // Summed in order from `Sum`'s start.
+                let mut forced = -0.0f32;
+                for (&s, &cost) in segments.iter().zip(stack_cost.iter()) {
+                    if cost > 0.0 && {
+                        let is_free = free_at(s);
+                        debug_assert_eq!(is_free, self.free_over(p, iv, s));
+                        !is_free
+                    } {
+                        forced += cost;
+                        if cutoff.is_some_and(|c| forced >= c) {
+                            forced = f32::INFINITY;
+                            break;
                         }
-                    })
-                    .map(|(_, &cost)| cost)
-                    .sum();
-                *slot = (forced, p);
+                    }
+                }
+                ranked[i] = (forced, p);
             }
             let ranked = &mut ranked[..candidates.len()];
             ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -387,10 +401,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The `free` and `modes` of the candidates weighed so far, as bit words: a run
         // each of free segments, segments kept as the head and kept as the tail.
         seen.clear();
-        'candidates: for &p in candidates.iter() {
-            let reservations = &self.an.intervals.fixed[p.index()];
-            let mut lo = 0;
-            let mut probe = self.ctx.matrix.probe(p);
+        let words = n.div_ceil(64);
+        let mut weighed = 0;
+        for &p in candidates.iter() {
+            // The words of the candidates weighed so far (up to `weighed`) stay; this
+            // one's are written as its probes go, and dropped if it stops before that.
+            let mark = weighed;
+            seen.truncate(mark);
+            seen.resize(mark + 3 * words, 0);
             free.clear();
             free.resize(n, false);
             modes.clear();
@@ -400,55 +418,18 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // the candidate's from below, and a candidate that cannot beat the best so far
             // (or spilling) is not worth a descent, nor the rest of its probes (the bound
             // only grows).
-            let mut forced = 0.0f32;
-            let mut partial = false;
-            // Most candidates have no fixed reservation anywhere over the value.
-            let fixed = iv.fixed_conflicts.contains(p);
-            let per_segment = (segments.iter())
-                .zip(free.iter_mut())
-                .zip(modes.iter_mut())
-                .zip(spans.iter().zip(stack_cost.iter()));
-            for (((&s, free), mode), (&span, &cost)) in per_segment {
-                *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
-                    && probe.is_free(s);
-                if *free {
-                    continue;
-                }
-                if span != NO_SPAN {
-                    let free_over = |part: Segment| self.free_over(p, iv, part);
-                    let (first, end) = span;
-                    // All interference after the last costly use, or all before the first.
-                    let head = Segment {
-                        start: s.start,
-                        end,
-                    };
-                    let tail = Segment {
-                        start: first,
-                        end: s.end,
-                    };
-                    if s.start < end
-                        && end < s.end
-                        && (end % 2 == 0 || bridge_ok)
-                        && free_over(head)
-                    {
-                        *mode = Mode::Head(end);
-                    } else if first > s.start && first < s.end && free_over(tail) {
-                        *mode = Mode::Tail(first);
-                    }
-                    if *mode != Mode::Whole {
-                        *free = true;
-                        partial = true;
-                        continue;
-                    }
-                }
-                forced += cost;
-                if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
-                    continue 'candidates;
-                }
-            }
-            if !free.iter().any(|&x| x) {
+            let rules_out =
+                |forced: f32| forced >= threshold || best.is_some_and(|b| !beats(forced, b));
+            let Some(partial) = self.probe_region_candidate(
+                p,
+                iv,
+                (segments, spans, stack_cost),
+                (&mut free[..], &mut modes[..], &mut seen[mark..]),
+                bridge_ok,
+                rules_out,
+            ) else {
                 continue;
-            }
+            };
             // The labelling and its cost depend on `free` and `modes` alone for a
             // register no fixed operand names (a mode's cut is its segment's, whatever
             // the register): one free in the same blocks, and kept in part in the same
@@ -456,27 +437,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // keeps the first; a fixed register's moves cost no more), and many are
             // (registers free all along the value, or blocked by the same calls, which
             // a pre-split's candidates all are). Fixed registers are always weighed.
-            let mark = seen.len();
-            seen.extend(free.chunks(64).map(|c| bit_word(c.iter().copied())));
-            let words = seen.len() - mark;
-            if partial {
-                for kept in [
-                    |m: &Mode| matches!(m, Mode::Head(_)),
-                    |m: &Mode| matches!(m, Mode::Tail(_)),
-                ] {
-                    seen.extend(modes.chunks(64).map(|c| bit_word(c.iter().map(kept))));
-                }
-            } else {
-                seen.resize(mark + 3 * words, 0);
-            }
             if !fixed_regs.contains(p)
                 && seen[..mark]
                     .chunks(3 * words)
                     .any(|earlier| earlier == &seen[mark..])
             {
-                seen.truncate(mark);
                 continue;
             }
+            weighed = seen.len();
             reg_cost.clone_from(boundary);
             for &(k, q, freq) in fixed_ops.iter() {
                 if q != p {
@@ -713,6 +681,79 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }));
         self.split_into(id, products);
         true
+    }
+
+    /// Probes candidate `p` over each of `iv`'s `segments` (with their `spans` and
+    /// `stack_cost`) into `free` and `modes` (cleared), and into `bits` (zeroed) as the
+    /// words of its free segments, of those kept as the head and of those kept as the
+    /// tail. `None` once the stack cost of the segments it must leave on the stack
+    /// `rules_out` the candidate, or if no segment is free; else whether some segment is
+    /// kept in part. Out of line: the loop keeps its state in registers, apart from
+    /// the labelling's.
+    #[inline(never)]
+    fn probe_region_candidate(
+        &self,
+        p: PReg,
+        iv: &LiveInterval,
+        (segments, spans, stack_cost): (&[Segment], &[(Point, Point)], &[f32]),
+        (free, modes, bits): (&mut [bool], &mut [Mode], &mut [u64]),
+        bridge_ok: bool,
+        rules_out: impl Fn(f32) -> bool,
+    ) -> Option<bool> {
+        let words = bits.len() / 3;
+        let (free_bits, kept_bits) = bits.split_at_mut(words);
+        let (head_bits, tail_bits) = kept_bits.split_at_mut(words);
+        let reservations = &self.an.intervals.fixed[p.index()];
+        let mut lo = 0;
+        let mut probe = self.ctx.matrix.probe(p);
+        let mut forced = 0.0f32;
+        let mut partial = false;
+        // Most candidates have no fixed reservation anywhere over the value.
+        let fixed = iv.fixed_conflicts.contains(p);
+        let per_segment = (segments.iter())
+            .zip(free.iter_mut())
+            .zip(modes.iter_mut())
+            .zip(spans.iter().zip(stack_cost.iter()));
+        for (k, (((&s, free), mode), (&span, &cost))) in per_segment.enumerate() {
+            let (word, bit) = (k / 64, 1u64 << (k % 64));
+            *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+                && probe.is_free(s);
+            if *free {
+                free_bits[word] |= bit;
+                continue;
+            }
+            if span != NO_SPAN {
+                let free_over = |part: Segment| self.free_over(p, iv, part);
+                let (first, end) = span;
+                // All interference after the last costly use, or all before the first.
+                let head = Segment {
+                    start: s.start,
+                    end,
+                };
+                let tail = Segment {
+                    start: first,
+                    end: s.end,
+                };
+                if s.start < end && end < s.end && (end % 2 == 0 || bridge_ok) && free_over(head) {
+                    *mode = Mode::Head(end);
+                    head_bits[word] |= bit;
+                } else if first > s.start && first < s.end && free_over(tail) {
+                    *mode = Mode::Tail(first);
+                    tail_bits[word] |= bit;
+                }
+                if *mode != Mode::Whole {
+                    *free = true;
+                    free_bits[word] |= bit;
+                    partial = true;
+                    continue;
+                }
+            }
+            forced += cost;
+            if rules_out(forced) {
+                return None;
+            }
+        }
+        (free_bits.iter().any(|&w| w != 0)).then_some(partial)
     }
 
     /// True when the uses alone show that `region_split_with` stops before any labelling
