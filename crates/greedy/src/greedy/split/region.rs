@@ -774,6 +774,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }) {
             needy += 1;
             nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
+            // More uses, or one in a nested loop, never make a value sparse again.
+            if !sparse_beyond_region(n, needy, nested) {
+                return false;
+            }
         }
         needy == 0 || sparse_beyond_region(n, needy, nested)
     }
