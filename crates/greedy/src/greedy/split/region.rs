@@ -401,6 +401,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The `free` and `modes` of the candidates weighed so far, as bit words: a run
         // each of free segments, segments kept as the head and kept as the tail.
         seen.clear();
+        // Sized once: each candidate's probes write every entry they reach.
+        free.resize(n, false);
+        modes.resize(n, Mode::Whole);
         let words = n.div_ceil(64);
         let mut weighed = 0;
         for &p in candidates.iter() {
@@ -409,10 +412,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             let mark = weighed;
             seen.truncate(mark);
             seen.resize(mark + 3 * words, 0);
-            free.clear();
-            free.resize(n, false);
-            modes.clear();
-            modes.resize(n, Mode::Whole);
             // Segments with interference stay on the stack whatever the labelling (unless
             // they keep the register over their uses on one side of it): their cost bounds
             // the candidate's from below, and a candidate that cannot beat the best so far
@@ -684,7 +683,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     }
 
     /// Probes candidate `p` over each of `iv`'s `segments` (with their `spans` and
-    /// `stack_cost`) into `free` and `modes` (cleared), and into `bits` (zeroed) as the
+    /// `stack_cost`) into `free` and `modes` (each entry written up to a segment that
+    /// rules the candidate out), and into `bits` (zeroed) as the
     /// words of its free segments, of those kept as the head and of those kept as the
     /// tail. `None` once the stack cost of the segments it must leave on the stack
     /// `rules_out` the candidate, or if no segment is free; else whether some segment is
@@ -716,6 +716,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             .zip(spans.iter().zip(stack_cost.iter()));
         for (k, (((&s, free), mode), (&span, &cost))) in per_segment.enumerate() {
             let (word, bit) = (k / 64, 1u64 << (k % 64));
+            *mode = Mode::Whole;
             *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                 && probe.is_free(s);
             if *free {
