@@ -45,6 +45,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             per_loop,
             headers,
             loop_groups,
+            products,
         } = scratch;
         if per_loop.len() < self.func.num_blocks() {
             per_loop.resize(self.func.num_blocks(), (0, 0));
@@ -108,18 +109,16 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             !ruled_out,
             "{id}: block split ruled out by its uses, yet possible"
         );
-        let mut products: Vec<Product> = loop_groups
-            .iter()
-            .map(|&(h, segments)| Product {
-                segments: SegmentList::with_capacity(segments as usize),
-                stage: if loops.depth[h.index()] >= 2 {
-                    Stage::New
-                } else {
-                    Stage::Split2
-                },
-                place: Placement::Queue,
-            })
-            .collect();
+        products.clear();
+        products.extend(loop_groups.iter().map(|&(h, segments)| Product {
+            segments: SegmentList::with_capacity(segments as usize),
+            stage: if loops.depth[h.index()] >= 2 {
+                Stage::New
+            } else {
+                Stage::Split2
+            },
+            place: Placement::Queue,
+        }));
         let loop_pieces = products.len();
         // Each loop piece's number (plus one) in its header's `per_loop` entry, cleared
         // below: a segment's piece is a table lookup, not a search.
@@ -251,4 +250,6 @@ pub(crate) struct BlockScratch {
     /// The headers whose segments become one piece, sorted, each with its number of
     /// segments (the piece's size, allocated once).
     loop_groups: Vec<(Block, u32)>,
+    /// The split's products.
+    products: Vec<Product>,
 }

@@ -37,7 +37,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             return false;
         }
         let seg = self.ctx.lists.segments(iv)[0];
-        let mut cuts: Vec<u32> = Vec::new();
+        // The local splitter's scratch (this split follows a local one that failed).
+        let mut scratch = self.ctx.local_scratch.take();
+        let split = self.instruction_split_with(&mut scratch.cuts, &mut scratch.products, id, seg);
+        self.ctx.local_scratch.put(scratch);
+        split
+    }
+
+    fn instruction_split_with(
+        &mut self,
+        cuts: &mut Vec<u32>,
+        products: &mut Vec<Product>,
+        id: IntervalId,
+        seg: Segment,
+    ) -> bool {
+        let iv = &self.ctx.intervals[id];
+        cuts.clear();
         for u in self.ctx.lists.uses(iv) {
             for c in [2 * u.inst.index() as u32, 2 * u.inst.index() as u32 + 2] {
                 if c > seg.start && c < seg.end && cuts.last() != Some(&c) {
@@ -50,7 +65,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         if cuts.is_empty() {
             return false;
         }
-        let mut products = Vec::new();
+        products.clear();
         let mut start = seg.start;
         for &c in cuts.iter().chain(std::iter::once(&seg.end)) {
             products.push(Product {
@@ -195,7 +210,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             products.len() - 1
         );
         self.stats.stack_use_pieces += 1;
-        self.split_into(id, products);
+        self.split_into(id, &mut products);
         true
     }
 }

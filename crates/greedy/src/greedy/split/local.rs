@@ -279,6 +279,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             crossed,
             ops_before,
             candidates,
+            products,
+            ..
         } = s;
         let seg = self.ctx.lists.segments(iv)[0];
         // Only operands inside the segment count (a fixed def's site precedes it), and
@@ -659,7 +661,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let stage_for = |n: usize| if n < total { Stage::New } else { Stage::Split2 };
         let before_uses = insts.iter().filter(|&&i| 2 * i + 1 < w.start).count();
         let after_uses = insts.iter().filter(|&&i| 2 * i >= w.end).count();
-        let mut products = vec![Product {
+        products.clear();
+        products.push(Product {
             segments: smallvec::smallvec![w],
             stage: stage_for(insts.len() - before_uses - after_uses),
             // A window that evicts is queued: it takes the register (or another) by
@@ -671,7 +674,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             } else {
                 Placement::Assign(p)
             },
-        }];
+        });
         if before.start < before.end {
             products.push(Product {
                 segments: smallvec::smallvec![before],
@@ -732,6 +735,9 @@ pub(crate) struct LocalScratch {
     ops_before: Vec<u32>,
     /// The candidate registers with their places in the allocation order.
     candidates: Vec<(usize, PReg)>,
+    /// The split's products (and an instruction split's, `cuts` its cut points).
+    pub(super) products: Vec<Product>,
+    pub(super) cuts: Vec<u32>,
 }
 
 #[cfg(test)]

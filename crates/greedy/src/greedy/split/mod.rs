@@ -222,7 +222,8 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
 
     /// Replaces interval `id` by `products` (a partition of its segments, each product's
     /// in order), distributing its uses by point, and assigns or queues each product.
-    fn split_into(&mut self, id: IntervalId, products: Vec<Product>) {
+    /// Takes the products out, leaving the vector (a splitter's scratch) empty.
+    fn split_into(&mut self, id: IntervalId, products: &mut Vec<Product>) {
         // The old lists are read to distribute the uses before any product is made;
         // the products' lists then take their stretches (`room`).
         let retired = &mut self.ctx.intervals[id];
@@ -259,7 +260,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         let old_uses = self.ctx.lists.uses_at(old_uses);
         // Where each product's uses end in `found`.
         let mut found_ends: SmallVec<[usize; 8]> = SmallVec::with_capacity(products.len());
-        for product in &products {
+        for product in products.iter() {
             // Every split kind builds its products' segments in order, none empty.
             debug_assert!(product.segments.iter().all(|s| s.start < s.end));
             debug_assert!(product.segments.is_sorted());
@@ -295,7 +296,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             found_ends.push(found.len());
         }
         let mut lo = 0;
-        for (product, hi) in products.into_iter().zip(found_ends) {
+        for (product, hi) in products.drain(..).zip(found_ends) {
             let uses = &found[lo..hi];
             lo = hi;
             if product.segments.is_empty() {

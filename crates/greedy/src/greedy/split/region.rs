@@ -5,7 +5,7 @@
 //! labelling that beats spilling splits the interval into its register part, its stack
 //! part and local pieces around the uses left on the stack.
 
-use super::descent::{Adjacency, Descent, bit_word, bit_words, descend, lower_bound};
+use super::descent::{Adjacency, Descent, bit_word, descend, lower_bound};
 use super::{HYSTERESIS, MAX_CANDIDATES, Placement, Product};
 use crate::analysis::intervals::{Point, Segment};
 use crate::greedy::Allocator;
@@ -111,6 +111,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             partial_adj,
             island_root,
             island_of,
+            products,
         } = scratch;
         let iv = &self.ctx.intervals[id];
         // Debug builds go on to check the shortcut against the exits it stands for.
@@ -290,7 +291,9 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 param_store = store;
             }
         }
-        adj.fill(n, links);
+        // The adjacency is filled once something descends or bounds over it: many
+        // attempts end with every candidate's probes.
+        let mut adj_ready = false;
         // A register segment serves a fixed def by a move unless the register is the
         // fixed one: the compact region, whose register is not chosen yet, pays every
         // move, a candidate the moves from itself.
@@ -310,11 +313,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // candidate must beat it; a tie goes to the register in hand, since the compact
         // region must still find one.
         let mut best: Option<(f32, Option<PReg>)> = None;
+        // Only worth it where use blocks touch (isolated ones are the block splitter's).
         if cap.is_none()
-            && let Some(cost) = compact_region(best_label, stack_cost, reg_base, adj, descent)
-            && cost < threshold
+            && links
+                .iter()
+                .any(|&(a, b, _)| stack_cost[a] > 0.0 && stack_cost[b] > 0.0)
         {
-            best = Some((cost, None));
+            adj.fill(n, links);
+            adj_ready = true;
+            if let Some(cost) =
+                compact_region(best_label, stack_cost, reg_base, adj, (free, seen), descent)
+                && cost < threshold
+            {
+                best = Some((cost, None));
+            }
         }
         let beats = |cost: f32, (c, p): (f32, Option<PReg>)| cost < c || (cost == c && p.is_none());
         candidates.clear();
@@ -329,7 +341,17 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // value's use blocks forces the least stack cost (ties in allocation order):
             // a probe per use segment each, where weighing one probes every segment.
             let mut ranked = [(0.0f32, PReg::invalid()); MAX_CANDIDATES];
-            for (slot, &p) in ranked.iter_mut().zip(candidates.iter()) {
+            for (i, &p) in candidates.iter().enumerate() {
+                // A candidate whose sum reaches the `limit`-th smallest of the earlier
+                // ones is not kept (they come first in a tie): its probes stop there.
+                let cutoff = (i >= limit).then(|| {
+                    let mut earlier = [0.0f32; MAX_CANDIDATES];
+                    for (e, &(c, _)) in earlier.iter_mut().zip(&ranked[..i]) {
+                        *e = c;
+                    }
+                    earlier[..i].sort_by(f32::total_cmp);
+                    earlier[limit - 1]
+                });
                 // `free_over` per use segment, by cursors (the segments come in order).
                 let reservations = &self.an.intervals.fixed[p.index()];
                 let fixed = iv.fixed_conflicts.contains(p);
@@ -338,18 +360,22 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                     !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
                         && probe.is_free(s)
                 };
-                let forced: f32 = (segments.iter())
-                    .zip(stack_cost.iter())
-                    .filter(|&(&s, &cost)| {
-                        cost > 0.0 && {
-                            let is_free = free_at(s);
-                            debug_assert_eq!(is_free, self.free_over(p, iv, s));
-                            !is_free
+                // Summed in order from `Sum`'s start.
+                let mut forced = -0.0f32;
+                for (&s, &cost) in segments.iter().zip(stack_cost.iter()) {
+                    if cost > 0.0 && {
+                        let is_free = free_at(s);
+                        debug_assert_eq!(is_free, self.free_over(p, iv, s));
+                        !is_free
+                    } {
+                        forced += cost;
+                        if cutoff.is_some_and(|c| forced >= c) {
+                            forced = f32::INFINITY;
+                            break;
                         }
-                    })
-                    .map(|(_, &cost)| cost)
-                    .sum();
-                *slot = (forced, p);
+                    }
+                }
+                ranked[i] = (forced, p);
             }
             let ranked = &mut ranked[..candidates.len()];
             ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -375,68 +401,34 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The `free` and `modes` of the candidates weighed so far, as bit words: a run
         // each of free segments, segments kept as the head and kept as the tail.
         seen.clear();
-        'candidates: for &p in candidates.iter() {
-            let reservations = &self.an.intervals.fixed[p.index()];
-            let mut lo = 0;
-            let mut probe = self.ctx.matrix.probe(p);
-            free.clear();
-            free.resize(n, false);
-            modes.clear();
-            modes.resize(n, Mode::Whole);
+        // Sized once: each candidate's probes write every entry they reach.
+        free.resize(n, false);
+        modes.resize(n, Mode::Whole);
+        let words = n.div_ceil(64);
+        let mut weighed = 0;
+        for &p in candidates.iter() {
+            // The words of the candidates weighed so far (up to `weighed`) stay; this
+            // one's are written as its probes go, and dropped if it stops before that.
+            let mark = weighed;
+            seen.truncate(mark);
+            seen.resize(mark + 3 * words, 0);
             // Segments with interference stay on the stack whatever the labelling (unless
             // they keep the register over their uses on one side of it): their cost bounds
             // the candidate's from below, and a candidate that cannot beat the best so far
             // (or spilling) is not worth a descent, nor the rest of its probes (the bound
             // only grows).
-            let mut forced = 0.0f32;
-            let mut partial = false;
-            // Most candidates have no fixed reservation anywhere over the value.
-            let fixed = iv.fixed_conflicts.contains(p);
-            let per_segment = (segments.iter())
-                .zip(free.iter_mut())
-                .zip(modes.iter_mut())
-                .zip(spans.iter().zip(stack_cost.iter()));
-            for (((&s, free), mode), (&span, &cost)) in per_segment {
-                *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
-                    && probe.is_free(s);
-                if *free {
-                    continue;
-                }
-                if span != NO_SPAN {
-                    let free_over = |part: Segment| self.free_over(p, iv, part);
-                    let (first, end) = span;
-                    // All interference after the last costly use, or all before the first.
-                    let head = Segment {
-                        start: s.start,
-                        end,
-                    };
-                    let tail = Segment {
-                        start: first,
-                        end: s.end,
-                    };
-                    if s.start < end
-                        && end < s.end
-                        && (end % 2 == 0 || bridge_ok)
-                        && free_over(head)
-                    {
-                        *mode = Mode::Head(end);
-                    } else if first > s.start && first < s.end && free_over(tail) {
-                        *mode = Mode::Tail(first);
-                    }
-                    if *mode != Mode::Whole {
-                        *free = true;
-                        partial = true;
-                        continue;
-                    }
-                }
-                forced += cost;
-                if forced >= threshold || best.is_some_and(|b| !beats(forced, b)) {
-                    continue 'candidates;
-                }
-            }
-            if !free.iter().any(|&x| x) {
+            let rules_out =
+                |forced: f32| forced >= threshold || best.is_some_and(|b| !beats(forced, b));
+            let Some(partial) = self.probe_region_candidate(
+                p,
+                iv,
+                (segments, spans, stack_cost),
+                (&mut free[..], &mut modes[..], &mut seen[mark..]),
+                bridge_ok,
+                rules_out,
+            ) else {
                 continue;
-            }
+            };
             // The labelling and its cost depend on `free` and `modes` alone for a
             // register no fixed operand names (a mode's cut is its segment's, whatever
             // the register): one free in the same blocks, and kept in part in the same
@@ -444,27 +436,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
             // keeps the first; a fixed register's moves cost no more), and many are
             // (registers free all along the value, or blocked by the same calls, which
             // a pre-split's candidates all are). Fixed registers are always weighed.
-            let mark = seen.len();
-            seen.extend(free.chunks(64).map(|c| bit_word(c.iter().copied())));
-            let words = seen.len() - mark;
-            if partial {
-                for kept in [
-                    |m: &Mode| matches!(m, Mode::Head(_)),
-                    |m: &Mode| matches!(m, Mode::Tail(_)),
-                ] {
-                    seen.extend(modes.chunks(64).map(|c| bit_word(c.iter().map(kept))));
-                }
-            } else {
-                seen.resize(mark + 3 * words, 0);
-            }
             if !fixed_regs.contains(p)
                 && seen[..mark]
                     .chunks(3 * words)
                     .any(|earlier| earlier == &seen[mark..])
             {
-                seen.truncate(mark);
                 continue;
             }
+            weighed = seen.len();
             reg_cost.clone_from(boundary);
             for &(k, q, freq) in fixed_ops.iter() {
                 if q != p {
@@ -472,6 +451,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 }
             }
             descent.charged.truncate(base_charged);
+            if !adj_ready {
+                adj.fill(n, links);
+                adj_ready = true;
+            }
             let links_of = if partial {
                 // A segment that keeps the register up to its interference leaves it on
                 // the stack: each successor in a register pays the reload (a cost of its
@@ -555,7 +538,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         };
         let label = &*best_label;
         let Some(p) = p else {
-            self.split_compact_region(id, cost, label);
+            self.split_compact_region(id, cost, label, products);
             return true;
         };
         let iv = &self.ctx.intervals[id];
@@ -650,7 +633,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         } else {
             Placement::Assign(p)
         };
-        let mut products = Vec::with_capacity(4);
+        products.clear();
         if parts > 0 && self.options.region_islands {
             let islands = push_register_islands(
                 RegionPlan {
@@ -661,7 +644,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
                 in_reg,
                 (reg_stage, region_place),
                 (island_root, island_of),
-                &mut products,
+                products,
             );
             if islands > 1 {
                 debug!(
@@ -699,6 +682,81 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         true
     }
 
+    /// Probes candidate `p` over each of `iv`'s `segments` (with their `spans` and
+    /// `stack_cost`) into `free` and `modes` (each entry written up to a segment that
+    /// rules the candidate out), and into `bits` (zeroed) as the
+    /// words of its free segments, of those kept as the head and of those kept as the
+    /// tail. `None` once the stack cost of the segments it must leave on the stack
+    /// `rules_out` the candidate, or if no segment is free; else whether some segment is
+    /// kept in part. Out of line: the loop keeps its state in registers, apart from
+    /// the labelling's.
+    #[inline(never)]
+    fn probe_region_candidate(
+        &self,
+        p: PReg,
+        iv: &LiveInterval,
+        (segments, spans, stack_cost): (&[Segment], &[(Point, Point)], &[f32]),
+        (free, modes, bits): (&mut [bool], &mut [Mode], &mut [u64]),
+        bridge_ok: bool,
+        rules_out: impl Fn(f32) -> bool,
+    ) -> Option<bool> {
+        let words = bits.len() / 3;
+        let (free_bits, kept_bits) = bits.split_at_mut(words);
+        let (head_bits, tail_bits) = kept_bits.split_at_mut(words);
+        let reservations = &self.an.intervals.fixed[p.index()];
+        let mut lo = 0;
+        let mut probe = self.ctx.matrix.probe(p);
+        let mut forced = 0.0f32;
+        let mut partial = false;
+        // Most candidates have no fixed reservation anywhere over the value.
+        let fixed = iv.fixed_conflicts.contains(p);
+        let per_segment = (segments.iter())
+            .zip(free.iter_mut())
+            .zip(modes.iter_mut())
+            .zip(spans.iter().zip(stack_cost.iter()));
+        for (k, (((&s, free), mode), (&span, &cost))) in per_segment.enumerate() {
+            let (word, bit) = (k / 64, 1u64 << (k % 64));
+            *mode = Mode::Whole;
+            *free = !(fixed && fixed_conflict_from(reservations, &mut lo, s, iv.vreg))
+                && probe.is_free(s);
+            if *free {
+                free_bits[word] |= bit;
+                continue;
+            }
+            if span != NO_SPAN {
+                let free_over = |part: Segment| self.free_over(p, iv, part);
+                let (first, end) = span;
+                // All interference after the last costly use, or all before the first.
+                let head = Segment {
+                    start: s.start,
+                    end,
+                };
+                let tail = Segment {
+                    start: first,
+                    end: s.end,
+                };
+                if s.start < end && end < s.end && (end % 2 == 0 || bridge_ok) && free_over(head) {
+                    *mode = Mode::Head(end);
+                    head_bits[word] |= bit;
+                } else if first > s.start && first < s.end && free_over(tail) {
+                    *mode = Mode::Tail(first);
+                    tail_bits[word] |= bit;
+                }
+                if *mode != Mode::Whole {
+                    *free = true;
+                    free_bits[word] |= bit;
+                    partial = true;
+                    continue;
+                }
+            }
+            forced += cost;
+            if rules_out(forced) {
+                return None;
+            }
+        }
+        (free_bits.iter().any(|&w| w != 0)).then_some(partial)
+    }
+
     /// True when the uses alone show that `region_split_with` stops before any labelling
     /// (no operand needs a register and no def names a fixed one, or the value is sparse with no use in a nested
     /// loop). A value through hundreds of blocks has a few uses against one segment per
@@ -717,6 +775,10 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         }) {
             needy += 1;
             nested |= self.an.loops.depth[self.an.cfg.block_of(u.inst).index()] >= 2;
+            // More uses, or one in a nested loop, never make a value sparse again.
+            if !sparse_beyond_region(n, needy, nested) {
+                return false;
+            }
         }
         needy == 0 || sparse_beyond_region(n, needy, nested)
     }
@@ -724,7 +786,13 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// Splits off the compact region `label` chose: the register part becomes one new
     /// interval, queued like any other (fewer segments than the original, so this
     /// terminates); the blocks the value only passes through go to Spill.
-    fn split_compact_region(&mut self, id: IntervalId, cost: f32, label: &[bool]) {
+    fn split_compact_region(
+        &mut self,
+        id: IntervalId,
+        cost: f32,
+        label: &[bool],
+        products: &mut Vec<Product>,
+    ) {
         let iv = &self.ctx.intervals[id];
         let n = label.len();
         let mut compact = SegmentList::new();
@@ -744,21 +812,20 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         self.stats.region_splits += 1;
         self.stats.compact_region_splits += 1;
         observe!(self, self.split_event(id, SplitKind::CompactRegion));
-        self.split_into(
-            id,
-            vec![
-                Product {
-                    segments: compact,
-                    stage: Stage::New,
-                    place: Placement::Queue,
-                },
-                Product {
-                    segments: rest,
-                    stage: Stage::Spill,
-                    place: Placement::Queue,
-                },
-            ],
-        );
+        products.clear();
+        products.extend([
+            Product {
+                segments: compact,
+                stage: Stage::New,
+                place: Placement::Queue,
+            },
+            Product {
+                segments: rest,
+                stage: Stage::Spill,
+                place: Placement::Queue,
+            },
+        ]);
+        self.split_into(id, products);
     }
 }
 
@@ -845,23 +912,23 @@ fn sparse_beyond_region(segments: usize, use_blocks: usize, nested: bool) -> boo
 /// keeps one of its own in the blocks with operands that need one and is spilled in the
 /// blocks it only passes through. The same descent labels it (only use blocks may take
 /// the register, so a use block whose transitions cost more than its operands goes back
-/// to the stack). Only worth it where use blocks touch (isolated ones are the block
-/// splitter's) and when at least two block segments, not all, keep the register.
+/// to the stack). Only worth it when at least two block segments, not all, keep the
+/// register. `uses` and `words` are scratch: the use blocks, as flags and bit words.
 fn compact_region(
     label: &mut Vec<bool>,
     stack_cost: &[f32],
     boundary: &[f32],
     adj: &Adjacency,
+    (uses, words): (&mut Vec<bool>, &mut Vec<u64>),
     work: &mut Descent,
 ) -> Option<f32> {
     let n = stack_cost.len();
-    let uses: Vec<bool> = stack_cost.iter().map(|&c| c > 0.0).collect();
-    if !(0..n).any(|k| uses[k] && adj.of(k).iter().any(|&(j, _, _)| uses[j as usize])) {
-        return None;
-    }
-    label.clone_from(&uses);
-    let words = bit_words(&uses);
-    let cost = descend(label, &uses, &words, stack_cost, boundary, adj, work);
+    uses.clear();
+    uses.extend(stack_cost.iter().map(|&c| c > 0.0));
+    label.clone_from(uses);
+    words.clear();
+    words.extend(uses.chunks(64).map(|c| bit_word(c.iter().copied())));
+    let cost = descend(label, uses, words, stack_cost, boundary, adj, work);
     let regs = label.iter().filter(|&&x| x).count();
     (regs >= 2 && regs < n).then_some(cost)
 }
@@ -910,6 +977,8 @@ pub(crate) struct RegionScratch {
     /// of a root.
     island_root: Vec<u32>,
     island_of: Vec<u32>,
+    /// The split's products.
+    products: Vec<Product>,
 }
 
 /// `RegionScratch::spans` of a segment without operands that cost on the stack.
