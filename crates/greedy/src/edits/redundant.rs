@@ -102,12 +102,25 @@ struct Holds {
     unknown_base: u32,
     /// Per unknown of the block being replayed: the vreg it turned out to be, if known.
     unknown_value: Vec<u32>,
+    /// The registers that may hold a fact: those of the entry facts and those written
+    /// in this block. A call's clobbers are looked up only where they meet this set
+    /// (most hold nothing, and each lookup may search the entry facts).
+    regs: PRegSet,
 }
 
 impl Holds {
     /// Starts a block from `entry`'s facts (the previous block's are given back in it).
     fn start(&mut self, entry: &mut Vec<(u32, u32)>) {
         std::mem::swap(&mut self.entry, entry);
+        self.regs = PRegSet::empty();
+        // Sorted by location: registers first.
+        for &(l, _) in self
+            .entry
+            .iter()
+            .take_while(|&&(l, _)| l < PReg::NUM_INDEX as u32)
+        {
+            self.regs.add(PReg::from_index(l as usize));
+        }
         self.written.clear();
         self.unknown_value.clear();
         self.generation = self.generation.wrapping_add(1);
@@ -178,6 +191,9 @@ impl Holds {
         }
         if self.table[l].0 != self.generation {
             self.written.push(l as u32);
+            if l < PReg::NUM_INDEX {
+                self.regs.add(PReg::from_index(l));
+            }
         }
         self.table[l] = (self.generation, fact);
     }
@@ -836,7 +852,7 @@ impl RedundantMoves {
         let clobbers = f.inst_clobbers(inst);
         // Most instructions clobber nothing: no walk over the set's words for those.
         if clobbers != PRegSet::empty() {
-            for clobber in clobbers {
+            for clobber in clobbers & self.holds.regs {
                 self.holds.remove(clobber.index() as u32);
             }
         }
