@@ -214,11 +214,10 @@ impl Holds {
         }
     }
 
-    /// The current facts as (location, vreg), sorted by location, into `state`: the
-    /// entry facts merged with the written locations (sorted here; each is written
+    /// The current facts as (location, vreg), sorted by location, appended to `state`:
+    /// the entry facts merged with the written locations (sorted here; each is written
     /// once per generation, so they are distinct).
     fn facts_into(&mut self, state: &mut Vec<(u32, u32)>) {
-        state.clear();
         self.written.sort_unstable();
         // Unknowns never leave the block: one a use resolved is its vreg, one still
         // unknown is dropped.
@@ -280,6 +279,26 @@ impl States {
         };
         self.range[b] = (s, state.len() as u32);
     }
+
+    /// `set(b, facts[start..])` for a list just appended (no copy when it is new, as
+    /// in the first pass): returns whether it differs from `b`'s list.
+    fn set_from_tail(&mut self, b: usize, start: usize) -> bool {
+        let (s, n) = self.range[b];
+        let (s, n) = (s as usize, n as usize);
+        let len = self.facts.len() - start;
+        if self.facts[start..] == self.facts[s..s + n] {
+            self.facts.truncate(start);
+            return false;
+        }
+        if len <= n {
+            self.facts.copy_within(start.., s);
+            self.facts.truncate(start);
+            self.range[b].1 = len as u32;
+        } else {
+            self.range[b] = (start as u32, len as u32);
+        }
+        true
+    }
 }
 
 #[derive(Default)]
@@ -321,7 +340,6 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether a predecessor's end state changed since `refine_assumptions`
     /// last met them (if not, a loop header's assumption cannot shrink).
     preds_changed: Vec<bool>,
-    scratch_state: Vec<(u32, u32)>,
     /// Per block reached by a retreating edge: the facts it is assumed to start with.
     assumed: Vec<Option<Vec<(u32, u32)>>>,
     /// Per vreg: `epoch` when it may be carried across the boundary at hand.
@@ -508,10 +526,11 @@ impl RedundantMoves {
             self.block_removed[b.index()] = removed;
             // Only successors read a block's end state: an exit's is never needed.
             if cross_block && !f.block_succs(b).is_empty() {
-                let mut state = std::mem::take(&mut self.scratch_state);
-                self.holds.facts_into(&mut state);
-                self.update_end_state(f, b, &state);
-                self.scratch_state = state;
+                let start = self.end_state.facts.len();
+                self.holds.facts_into(&mut self.end_state.facts);
+                if self.end_state.set_from_tail(b.index(), start) {
+                    self.mark_succs_changed(f, b);
+                }
             }
         }
         self.block_removed
@@ -528,10 +547,14 @@ impl RedundantMoves {
     fn update_end_state<F: Function + ?Sized>(&mut self, f: &F, b: Block, state: &[(u32, u32)]) {
         if *state != *self.end_state.get(b.index()) {
             self.end_state.set(b.index(), state);
-            for s in f.block_succs(b) {
-                self.dirty[s.index()] = true;
-                self.preds_changed[s.index()] = true;
-            }
+            self.mark_succs_changed(f, b);
+        }
+    }
+
+    fn mark_succs_changed<F: Function + ?Sized>(&mut self, f: &F, b: Block) {
+        for s in f.block_succs(b) {
+            self.dirty[s.index()] = true;
+            self.preds_changed[s.index()] = true;
         }
     }
 
