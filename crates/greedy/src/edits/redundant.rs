@@ -340,8 +340,12 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether a predecessor's end state changed since `refine_assumptions`
     /// last met them (if not, a loop header's assumption cannot shrink).
     preds_changed: Vec<bool>,
-    /// Per block reached by a retreating edge: the facts it is assumed to start with.
-    assumed: Vec<Option<Vec<(u32, u32)>>>,
+    /// Per block reached by a retreating edge (listed in `headers`, marked in
+    /// `has_assumption`): the facts it is assumed to start with. Rewritten in place as
+    /// they shrink; one vector for all, not one per block and function.
+    assumed: States,
+    headers: Vec<Block>,
+    has_assumption: Vec<bool>,
     /// Per vreg: `epoch` when it may be carried across the boundary at hand.
     carry: Vec<u32>,
     epoch: u32,
@@ -390,8 +394,10 @@ impl RedundantMoves {
             self.dirty.resize(nb, true);
             self.preds_changed.clear();
             self.preds_changed.resize(nb, true);
-            self.assumed.clear();
-            self.assumed.resize(nb, None);
+            self.assumed.reset(nb);
+            self.headers.clear();
+            self.has_assumption.clear();
+            self.has_assumption.resize(nb, false);
             // Entries are stamped with `epoch`, so stale ones need no clearing, and a
             // longer table than this function needs is kept.
             if self.carry.len() < f.num_vregs() {
@@ -406,10 +412,10 @@ impl RedundantMoves {
                 passes += 1;
                 if passes > MAX_PASSES {
                     log::debug!("redundant moves: loop headers unsettled, they start empty");
-                    for (b, a) in self.assumed.iter_mut().enumerate() {
-                        if let Some(a) = a.as_mut().filter(|a| !a.is_empty()) {
-                            a.clear();
-                            self.dirty[b] = true;
+                    for &b in &self.headers {
+                        if !self.assumed.get(b.index()).is_empty() {
+                            self.assumed.set(b.index(), &[]);
+                            self.dirty[b.index()] = true;
                         }
                     }
                     break self.pass(f, an, &edits, out, true, false);
@@ -693,20 +699,26 @@ impl RedundantMoves {
     /// must be redone; otherwise the assumptions are a fixed point).
     fn refine_assumptions<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses) -> bool {
         let mut shrank = false;
-        for b in 0..f.num_blocks() {
-            let Some(mut assumed) = self.assumed[b].take() else {
+        // Each header's assumption is met with its own predecessors: the order they are
+        // visited in does not matter.
+        for k in 0..self.headers.len() {
+            let b = self.headers[k];
+            if self.assumed.get(b.index()).is_empty()
+                || !std::mem::take(&mut self.preds_changed[b.index()])
+            {
                 continue;
-            };
-            if !assumed.is_empty() && std::mem::take(&mut self.preds_changed[b]) {
-                self.meet_preds(f, an, Block::new(b), false);
-                let before = assumed.len();
-                intersect(&mut assumed, &self.meet);
-                if assumed.len() < before {
-                    shrank = true;
-                    self.dirty[b] = true;
-                }
             }
-            self.assumed[b] = Some(assumed);
+            self.meet_preds(f, an, b, false);
+            let (s, n) = self.assumed.range[b.index()];
+            let kept = intersect_in(
+                &mut self.assumed.facts[s as usize..(s + n) as usize],
+                &self.meet,
+            );
+            if kept < n as usize {
+                self.assumed.range[b.index()].1 = kept as u32;
+                shrank = true;
+                self.dirty[b.index()] = true;
+            }
         }
         shrank
     }
@@ -726,13 +738,15 @@ impl RedundantMoves {
         }
         if preds.iter().all(|p| an.cfg.rpo_index[p.index()] < rb) {
             self.meet_preds(f, an, b, false);
-        } else if let Some(a) = &self.assumed[b.index()] {
-            self.meet.extend_from_slice(a);
+        } else if self.has_assumption[b.index()] {
+            self.meet.extend_from_slice(self.assumed.get(b.index()));
         } else {
             // First visit of a loop header: assume what its forward predecessors
             // (replayed already) agree on; `refine_assumptions` checks the rest.
             self.meet_preds(f, an, b, true);
-            self.assumed[b.index()] = Some(self.meet.clone());
+            self.assumed.set(b.index(), &self.meet);
+            self.has_assumption[b.index()] = true;
+            self.headers.push(b);
         }
     }
 
@@ -891,6 +905,13 @@ fn fresh(vreg: usize) -> Fact {
 
 /// `meet ∩= other` (both sorted by location, one fact per location).
 fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
+    let kept = intersect_in(meet, other);
+    meet.truncate(kept);
+}
+
+/// `intersect` in place: the facts of `meet` also in `other` moved to its front,
+/// returning how many.
+fn intersect_in(meet: &mut [(u32, u32)], other: &[(u32, u32)]) -> usize {
     let mut kept = 0;
     let mut j = 0;
     for i in 0..meet.len() {
@@ -903,7 +924,7 @@ fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
             kept += 1;
         }
     }
-    meet.truncate(kept);
+    kept
 }
 
 #[cfg(test)]
