@@ -102,12 +102,25 @@ struct Holds {
     unknown_base: u32,
     /// Per unknown of the block being replayed: the vreg it turned out to be, if known.
     unknown_value: Vec<u32>,
+    /// The registers that may hold a fact: those of the entry facts and those written
+    /// in this block. A call's clobbers are looked up only where they meet this set
+    /// (most hold nothing, and each lookup may search the entry facts).
+    regs: PRegSet,
 }
 
 impl Holds {
     /// Starts a block from `entry`'s facts (the previous block's are given back in it).
     fn start(&mut self, entry: &mut Vec<(u32, u32)>) {
         std::mem::swap(&mut self.entry, entry);
+        self.regs = PRegSet::empty();
+        // Sorted by location: registers first.
+        for &(l, _) in self
+            .entry
+            .iter()
+            .take_while(|&&(l, _)| l < PReg::NUM_INDEX as u32)
+        {
+            self.regs.add(PReg::from_index(l as usize));
+        }
         self.written.clear();
         self.unknown_value.clear();
         self.generation = self.generation.wrapping_add(1);
@@ -178,6 +191,9 @@ impl Holds {
         }
         if self.table[l].0 != self.generation {
             self.written.push(l as u32);
+            if l < PReg::NUM_INDEX {
+                self.regs.add(PReg::from_index(l));
+            }
         }
         self.table[l] = (self.generation, fact);
     }
@@ -198,11 +214,10 @@ impl Holds {
         }
     }
 
-    /// The current facts as (location, vreg), sorted by location, into `state`: the
-    /// entry facts merged with the written locations (sorted here; each is written
+    /// The current facts as (location, vreg), sorted by location, appended to `state`:
+    /// the entry facts merged with the written locations (sorted here; each is written
     /// once per generation, so they are distinct).
     fn facts_into(&mut self, state: &mut Vec<(u32, u32)>) {
-        state.clear();
         self.written.sort_unstable();
         // Unknowns never leave the block: one a use resolved is its vreg, one still
         // unknown is dropped.
@@ -264,6 +279,26 @@ impl States {
         };
         self.range[b] = (s, state.len() as u32);
     }
+
+    /// `set(b, facts[start..])` for a list just appended (no copy when it is new, as
+    /// in the first pass): returns whether it differs from `b`'s list.
+    fn set_from_tail(&mut self, b: usize, start: usize) -> bool {
+        let (s, n) = self.range[b];
+        let (s, n) = (s as usize, n as usize);
+        let len = self.facts.len() - start;
+        if self.facts[start..] == self.facts[s..s + n] {
+            self.facts.truncate(start);
+            return false;
+        }
+        if len <= n {
+            self.facts.copy_within(start.., s);
+            self.facts.truncate(start);
+            self.range[b].1 = len as u32;
+        } else {
+            self.range[b] = (start as u32, len as u32);
+        }
+        true
+    }
 }
 
 #[derive(Default)]
@@ -305,9 +340,12 @@ pub(crate) struct RedundantMoves {
     /// Per block: whether a predecessor's end state changed since `refine_assumptions`
     /// last met them (if not, a loop header's assumption cannot shrink).
     preds_changed: Vec<bool>,
-    scratch_state: Vec<(u32, u32)>,
-    /// Per block reached by a retreating edge: the facts it is assumed to start with.
-    assumed: Vec<Option<Vec<(u32, u32)>>>,
+    /// Per block reached by a retreating edge (listed in `headers`, marked in
+    /// `has_assumption`): the facts it is assumed to start with. Rewritten in place as
+    /// they shrink; one vector for all, not one per block and function.
+    assumed: States,
+    headers: Vec<Block>,
+    has_assumption: Vec<bool>,
     /// Per vreg: `epoch` when it may be carried across the boundary at hand.
     carry: Vec<u32>,
     epoch: u32,
@@ -356,8 +394,10 @@ impl RedundantMoves {
             self.dirty.resize(nb, true);
             self.preds_changed.clear();
             self.preds_changed.resize(nb, true);
-            self.assumed.clear();
-            self.assumed.resize(nb, None);
+            self.assumed.reset(nb);
+            self.headers.clear();
+            self.has_assumption.clear();
+            self.has_assumption.resize(nb, false);
             // Entries are stamped with `epoch`, so stale ones need no clearing, and a
             // longer table than this function needs is kept.
             if self.carry.len() < f.num_vregs() {
@@ -372,10 +412,10 @@ impl RedundantMoves {
                 passes += 1;
                 if passes > MAX_PASSES {
                     log::debug!("redundant moves: loop headers unsettled, they start empty");
-                    for (b, a) in self.assumed.iter_mut().enumerate() {
-                        if let Some(a) = a.as_mut().filter(|a| !a.is_empty()) {
-                            a.clear();
-                            self.dirty[b] = true;
+                    for &b in &self.headers {
+                        if !self.assumed.get(b.index()).is_empty() {
+                            self.assumed.set(b.index(), &[]);
+                            self.dirty[b.index()] = true;
                         }
                     }
                     break self.pass(f, an, &edits, out, true, false);
@@ -492,10 +532,11 @@ impl RedundantMoves {
             self.block_removed[b.index()] = removed;
             // Only successors read a block's end state: an exit's is never needed.
             if cross_block && !f.block_succs(b).is_empty() {
-                let mut state = std::mem::take(&mut self.scratch_state);
-                self.holds.facts_into(&mut state);
-                self.update_end_state(f, b, &state);
-                self.scratch_state = state;
+                let start = self.end_state.facts.len();
+                self.holds.facts_into(&mut self.end_state.facts);
+                if self.end_state.set_from_tail(b.index(), start) {
+                    self.mark_succs_changed(f, b);
+                }
             }
         }
         self.block_removed
@@ -512,10 +553,14 @@ impl RedundantMoves {
     fn update_end_state<F: Function + ?Sized>(&mut self, f: &F, b: Block, state: &[(u32, u32)]) {
         if *state != *self.end_state.get(b.index()) {
             self.end_state.set(b.index(), state);
-            for s in f.block_succs(b) {
-                self.dirty[s.index()] = true;
-                self.preds_changed[s.index()] = true;
-            }
+            self.mark_succs_changed(f, b);
+        }
+    }
+
+    fn mark_succs_changed<F: Function + ?Sized>(&mut self, f: &F, b: Block) {
+        for s in f.block_succs(b) {
+            self.dirty[s.index()] = true;
+            self.preds_changed[s.index()] = true;
         }
     }
 
@@ -654,20 +699,26 @@ impl RedundantMoves {
     /// must be redone; otherwise the assumptions are a fixed point).
     fn refine_assumptions<F: Function + ?Sized>(&mut self, f: &F, an: &Analyses) -> bool {
         let mut shrank = false;
-        for b in 0..f.num_blocks() {
-            let Some(mut assumed) = self.assumed[b].take() else {
+        // Each header's assumption is met with its own predecessors: the order they are
+        // visited in does not matter.
+        for k in 0..self.headers.len() {
+            let b = self.headers[k];
+            if self.assumed.get(b.index()).is_empty()
+                || !std::mem::take(&mut self.preds_changed[b.index()])
+            {
                 continue;
-            };
-            if !assumed.is_empty() && std::mem::take(&mut self.preds_changed[b]) {
-                self.meet_preds(f, an, Block::new(b), false);
-                let before = assumed.len();
-                intersect(&mut assumed, &self.meet);
-                if assumed.len() < before {
-                    shrank = true;
-                    self.dirty[b] = true;
-                }
             }
-            self.assumed[b] = Some(assumed);
+            self.meet_preds(f, an, b, false);
+            let (s, n) = self.assumed.range[b.index()];
+            let kept = intersect_in(
+                &mut self.assumed.facts[s as usize..(s + n) as usize],
+                &self.meet,
+            );
+            if kept < n as usize {
+                self.assumed.range[b.index()].1 = kept as u32;
+                shrank = true;
+                self.dirty[b.index()] = true;
+            }
         }
         shrank
     }
@@ -687,13 +738,15 @@ impl RedundantMoves {
         }
         if preds.iter().all(|p| an.cfg.rpo_index[p.index()] < rb) {
             self.meet_preds(f, an, b, false);
-        } else if let Some(a) = &self.assumed[b.index()] {
-            self.meet.extend_from_slice(a);
+        } else if self.has_assumption[b.index()] {
+            self.meet.extend_from_slice(self.assumed.get(b.index()));
         } else {
             // First visit of a loop header: assume what its forward predecessors
             // (replayed already) agree on; `refine_assumptions` checks the rest.
             self.meet_preds(f, an, b, true);
-            self.assumed[b.index()] = Some(self.meet.clone());
+            self.assumed.set(b.index(), &self.meet);
+            self.has_assumption[b.index()] = true;
+            self.headers.push(b);
         }
     }
 
@@ -836,7 +889,7 @@ impl RedundantMoves {
         let clobbers = f.inst_clobbers(inst);
         // Most instructions clobber nothing: no walk over the set's words for those.
         if clobbers != PRegSet::empty() {
-            for clobber in clobbers {
+            for clobber in clobbers & self.holds.regs {
                 self.holds.remove(clobber.index() as u32);
             }
         }
@@ -852,6 +905,13 @@ fn fresh(vreg: usize) -> Fact {
 
 /// `meet ∩= other` (both sorted by location, one fact per location).
 fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
+    let kept = intersect_in(meet, other);
+    meet.truncate(kept);
+}
+
+/// `intersect` in place: the facts of `meet` also in `other` moved to its front,
+/// returning how many.
+fn intersect_in(meet: &mut [(u32, u32)], other: &[(u32, u32)]) -> usize {
     let mut kept = 0;
     let mut j = 0;
     for i in 0..meet.len() {
@@ -864,7 +924,7 @@ fn intersect(meet: &mut Vec<(u32, u32)>, other: &[(u32, u32)]) {
             kept += 1;
         }
     }
-    meet.truncate(kept);
+    kept
 }
 
 #[cfg(test)]
