@@ -49,6 +49,8 @@ impl Cfg {
 
     /// Blocks must tile the instruction space in order, each non-empty and ending with
     /// exactly one terminator; branch-argument counts must match the successors' params.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn check_layout<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let ni = f.num_insts();
@@ -105,6 +107,8 @@ impl Cfg {
     /// Membership is checked per block against the successor lists turned around (a
     /// counting sort by target), with stamps, not by scanning a successor list per
     /// predecessor: a switch over thousands of cases would make that quadratic.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn check_edges<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let entry = f.entry_block();
@@ -202,6 +206,8 @@ impl Cfg {
         (i != u32::MAX).then_some(i as usize)
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn compute_postorder<F: Function + ?Sized>(&mut self, f: &F) {
         let nb = f.num_blocks();
         self.postorder.clear();

@@ -601,6 +601,8 @@ impl LiveIntervals {
         Ok(())
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn scan_block<F: Function + ?Sized>(
         &mut self,
         f: &F,

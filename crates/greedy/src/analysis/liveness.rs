@@ -208,6 +208,8 @@ impl Liveness {
     /// checked per exposed block in `compute_liveins`; a branch argument whose shape is
     /// wrong is only noted. Either failure means the function is invalid, and
     /// `first_use_error` then finds the error regalloc2's order of checks reports.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn validate_ssa<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -478,6 +480,8 @@ impl Liveness {
         }
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn compute_liveins<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -523,6 +527,8 @@ impl Liveness {
     /// each block's (`livein.start[b + 1]`, `livein_count`). `Err` when the function is
     /// invalid: `true` for an exposed use its definition does not dominate, `false` for a
     /// walk reaching the entry.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn walk_liveins<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), bool> {
         let nb = f.num_blocks();
         self.block_stamp.clear();
