@@ -435,8 +435,15 @@ pub(crate) struct LiveIntervals {
     calls: Vec<Inst>,
     open_end: Vec<Point>,
     open_list: Vec<u32>,
+    /// Per vreg: the stamp of the instruction that last defined it (`def_segment`).
     def_stamp: Vec<u32>,
+    /// Per vreg: the stamp of the last block it was found live out of.
     out_stamp: Vec<u32>,
+    /// The stamps of this build are `stamp_base` plus an instruction or block index
+    /// (blocks are fewer), up to `stamp_end`; those of earlier builds lie below, so the
+    /// stamp tables need no clearing between builds.
+    stamp_base: u32,
+    stamp_end: u32,
 }
 
 const NOT_OPEN: Point = Point::MAX;
@@ -520,8 +527,23 @@ impl LiveIntervals {
         if self.open_end.len() < nv {
             self.open_end.resize(nv, NOT_OPEN);
         }
-        reset_span(&mut self.def_stamp, nv, live.vreg_span(), u32::MAX);
-        reset_span(&mut self.out_stamp, nv, live.vreg_span(), u32::MAX);
+        if self.def_stamp.len() < nv {
+            self.def_stamp.resize(nv, u32::MAX);
+            self.out_stamp.resize(nv, u32::MAX);
+        }
+        let end = u32::try_from(f.num_insts())
+            .ok()
+            .and_then(|ni| self.stamp_end.checked_add(ni))
+            .filter(|&e| e < u32::MAX);
+        (self.stamp_base, self.stamp_end) = match end {
+            Some(e) => (self.stamp_end, e),
+            None => {
+                // Out of stamps: start again from clean tables.
+                self.def_stamp.fill(u32::MAX);
+                self.out_stamp.fill(u32::MAX);
+                (0, u32::try_from(f.num_insts()).unwrap_or(u32::MAX - 1))
+            }
+        };
         for p in std::mem::replace(&mut self.fixed_used, PRegSet::empty()) {
             let r = &mut self.fixed[p.index()];
             r.list.clear();
@@ -613,7 +635,7 @@ impl LiveIntervals {
         let insns = f.block_insns(block);
         let start = before(insns.first());
         let end = before(insns.last()) + 2;
-        let bstamp = block.index() as u32;
+        let bstamp = self.stamp_base + block.index() as u32;
         self.open_list.clear();
 
         let last = insns.last();
@@ -820,10 +842,11 @@ impl LiveIntervals {
         end: Point,
         bstamp: u32,
     ) {
-        if self.def_stamp[v] == inst.index() as u32 {
+        let istamp = self.stamp_base + inst.index() as u32;
+        if self.def_stamp[v] == istamp {
             return;
         }
-        self.def_stamp[v] = inst.index() as u32;
+        self.def_stamp[v] = istamp;
         let after = before(inst) + 2;
         let seg_start = if fixed { after } else { first };
         if self.out_stamp[v] == bstamp {
