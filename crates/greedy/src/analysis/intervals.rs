@@ -159,6 +159,11 @@ const SHORT_RESERVATIONS: usize = 8;
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
 
+/// Points per bucket of `FixedIndex` (16 instructions): each probe binary-searches its
+/// bucket's entries (every register's reservations together), and the index has one
+/// entry per bucket, not per register.
+const FIXED_BUCKET_POINTS: u32 = 32;
+
 impl std::ops::Deref for RegReservations {
     type Target = [Reservation];
     fn deref(&self) -> &[Reservation] {
@@ -197,22 +202,30 @@ impl RegReservations {
             self.bucket.clear();
             return;
         }
-        bucket_index(&mut self.bucket, points, list.len(), |i| list[i].end);
+        bucket_index(&mut self.bucket, points, BUCKET_POINTS, list.len(), |i| {
+            list[i].end
+        });
     }
 }
 
 /// Fills `bucket` so that `bucket[k]` is the first of `len` items whose `reach` (non-
-/// decreasing in the index) passes point `k * BUCKET_POINTS`, for every bucket up to
-/// `points`; empty when there are no items.
-fn bucket_index(bucket: &mut Vec<u32>, points: Point, len: usize, reach: impl Fn(usize) -> Point) {
+/// decreasing in the index) passes point `k * per`, for every bucket of `per` points up
+/// to `points`; empty when there are no items.
+fn bucket_index(
+    bucket: &mut Vec<u32>,
+    points: Point,
+    per: Point,
+    len: usize,
+    reach: impl Fn(usize) -> Point,
+) {
     bucket.clear();
     if len == 0 {
         return;
     }
-    let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
+    let buckets = points.div_ceil(per) as usize + 1;
     let mut i = 0;
     for k in 0..buckets {
-        let p = k as u32 * BUCKET_POINTS;
+        let p = k as u32 * per;
         while i < len && reach(i) <= p {
             i += 1;
         }
@@ -232,7 +245,7 @@ pub(crate) struct FixedIndex {
     /// Every register with a reservation: once an interval conflicts with all of them,
     /// the rest of its runs cannot add one.
     all: PRegSet,
-    /// `bucket[k]`: the first entry that can reach past point `k * BUCKET_POINTS` (start
+    /// `bucket[k]`: the first entry that can reach past point `k * FIXED_BUCKET_POINTS` (start
     /// plus `max_len` beyond it). A run starting in bucket `k` has its first candidate
     /// entry between `bucket[k]` and `bucket[k + 1]`, so its search spans one bucket, not
     /// the whole function.
@@ -275,9 +288,13 @@ impl FixedIndex {
             self.entries.sort_unstable_by_key(|e| e.start);
         }
         let mut bucket = std::mem::take(&mut self.bucket);
-        bucket_index(&mut bucket, points, self.entries.len(), |i| {
-            self.reach(&self.entries[i])
-        });
+        bucket_index(
+            &mut bucket,
+            points,
+            FIXED_BUCKET_POINTS,
+            self.entries.len(),
+            |i| self.reach(&self.entries[i]),
+        );
         self.bucket = bucket;
     }
 
@@ -289,7 +306,7 @@ impl FixedIndex {
     /// The first entry at or after `lo` that can reach past point `p` (`lo` at most that
     /// entry).
     fn first_reaching_past(&self, lo: usize, p: Point) -> usize {
-        let k = (p / BUCKET_POINTS) as usize;
+        let k = (p / FIXED_BUCKET_POINTS) as usize;
         let n = self.entries.len();
         let hi = self.bucket.get(k + 1).map_or(n, |&b| b as usize);
         let lo = self
@@ -599,25 +616,20 @@ impl LiveIntervals {
             // one walk, where a short reversed list costs it a quadratic insertion sort.
             list.reverse();
             list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
-            let mut out = 0;
-            for i in 0..list.len() {
-                let r = list[i];
-                if out > 0 {
-                    let prev = &mut list[out - 1];
-                    if r.start < prev.end {
-                        if r.owner != prev.owner {
-                            // Two values (or a value and a clobber) pinned to one register
-                            // at the same point: no allocation can satisfy that.
-                            return Err(RegAllocError::TooManyLiveRegs);
-                        }
-                        prev.end = prev.end.max(r.end);
-                        continue;
-                    }
+            // Two values (or a value and a clobber) pinned to one register at the same
+            // point: no allocation can satisfy that.
+            let mut clash = false;
+            list.dedup_by(|r, prev| {
+                let overlaps = r.start < prev.end;
+                if overlaps {
+                    clash |= r.owner != prev.owner;
+                    prev.end = prev.end.max(r.end);
                 }
-                list[out] = r;
-                out += 1;
+                overlaps
+            });
+            if clash {
+                return Err(RegAllocError::TooManyLiveRegs);
             }
-            list.truncate(out);
             reservations.build_index(points);
         }
         Ok(())

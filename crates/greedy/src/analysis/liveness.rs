@@ -383,6 +383,7 @@ impl Liveness {
     /// `otherwise` if there is none. Only called once `validate_ssa` or
     /// `compute_liveins` has seen the function fail.
     #[cold]
+    #[inline(never)]
     fn first_use_error<F: Function + ?Sized>(
         &mut self,
         f: &F,
