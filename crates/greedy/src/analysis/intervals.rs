@@ -159,10 +159,10 @@ const SHORT_RESERVATIONS: usize = 8;
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
 
-/// Points per bucket of `FixedIndex` (16 instructions): each probe binary-searches its
+/// Points per bucket of `FixedIndex` (8 instructions): each probe binary-searches its
 /// bucket's entries (every register's reservations together), and the index has one
 /// entry per bucket, not per register.
-const FIXED_BUCKET_POINTS: u32 = 32;
+const FIXED_BUCKET_POINTS: u32 = 16;
 
 impl std::ops::Deref for RegReservations {
     type Target = [Reservation];
@@ -652,9 +652,9 @@ impl LiveIntervals {
 
         let last = insns.last();
         // A value live out of the block is live to its end whatever the block does with
-        // it: its segment is the whole block unless an instruction here defines it, in
-        // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
-        // them apart.
+        // it: its segment is the whole block, cut short by its def if an instruction
+        // here defines it (`def_segment`). Its uses here need no tracking; `out_stamp`
+        // tells them apart.
         // Slices, not the vectors: their lengths and pointers stay in registers over
         // every live-out value, not reloaded after each write.
         let (out_stamp, vreg_segments, segments) = (
@@ -670,9 +670,7 @@ impl LiveIntervals {
                     continue;
                 }
                 out_stamp[vi] = bstamp;
-                if live.def_block[vi] != block || live.def_inst(v).is_none() {
-                    put_segment_in(vreg_segments, segments, vi, Segment { start, end });
-                }
+                put_segment_in(vreg_segments, segments, vi, Segment { start, end });
             }
         }
         if f.is_branch(last) {
@@ -862,14 +860,14 @@ impl LiveIntervals {
         let after = before(inst) + 2;
         let seg_start = if fixed { after } else { first };
         if self.out_stamp[v] == bstamp {
+            // Live out: the block's whole segment, the last one put for `v` (its uses
+            // here open none), now starts at the def, or goes if nothing is left.
+            let r = &mut self.vreg_segments[v];
+            debug_assert_eq!(self.segments[r.0 as usize].end, end);
             if seg_start < end {
-                self.put_segment(
-                    v,
-                    Segment {
-                        start: seg_start,
-                        end,
-                    },
-                );
+                self.segments[r.0 as usize].start = seg_start;
+            } else {
+                r.0 += 1;
             }
             return;
         }
