@@ -159,10 +159,10 @@ const SHORT_RESERVATIONS: usize = 8;
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
 
-/// Points per bucket of `FixedIndex` (8 instructions): each probe binary-searches its
+/// Points per bucket of `FixedIndex` (4 instructions): each probe binary-searches its
 /// bucket's entries (every register's reservations together), and the index has one
 /// entry per bucket, not per register.
-const FIXED_BUCKET_POINTS: u32 = 16;
+const FIXED_BUCKET_POINTS: u32 = 8;
 
 impl std::ops::Deref for RegReservations {
     type Target = [Reservation];
