@@ -495,9 +495,12 @@ impl LiveIntervals {
         // the previous one, from the end of the vreg's room, and comes out sorted. The
         // room is known up front: the live-in blocks and operands liveness counted. Only
         // a vreg the function mentions has any; every other keeps the empty `(0, 0)`.
+        // The two tables grow together: cut to one length, one bounds check covers both.
+        let n = self.vreg_segments.len();
+        let (vreg_segments, vreg_uses) = (&mut self.vreg_segments[..n], &mut self.vreg_uses[..n]);
         for &v in &self.laid_out {
-            self.vreg_segments[v as usize] = (0, 0);
-            self.vreg_uses[v as usize] = (0, 0);
+            vreg_segments[v as usize] = (0, 0);
+            vreg_uses[v as usize] = (0, 0);
         }
         debug_assert!(
             self.vreg_segments
@@ -511,11 +514,13 @@ impl LiveIntervals {
         }
         self.laid_out.clear();
         let (mut end, mut uses_end) = (0u32, 0u32);
+        let n = self.vreg_segments.len();
+        let (vreg_segments, vreg_uses) = (&mut self.vreg_segments[..n], &mut self.vreg_uses[..n]);
         for v in live.mentioned() {
             end += live.livein_count[v] + 1;
-            self.vreg_segments[v] = (end, end);
+            vreg_segments[v] = (end, end);
             uses_end += live.operand_count[v];
-            self.vreg_uses[v] = (uses_end, uses_end);
+            vreg_uses[v] = (uses_end, uses_end);
             self.laid_out.push(v as u32);
         }
         // Only the slots `put_segment` writes are ever read, so what the last function
@@ -657,9 +662,11 @@ impl LiveIntervals {
         // tells them apart.
         // Slices, not the vectors: their lengths and pointers stay in registers over
         // every live-out value, not reloaded after each write.
+        // Both per-vreg tables cut to the function's vregs: one bounds check covers both.
+        let nv = f.num_vregs();
         let (out_stamp, vreg_segments, segments) = (
-            &mut self.out_stamp[..],
-            &mut self.vreg_segments[..],
+            &mut self.out_stamp[..nv],
+            &mut self.vreg_segments[..nv],
             &mut self.segments[..],
         );
         for (i, &succ) in f.block_succs(block).iter().enumerate() {
