@@ -22,11 +22,6 @@ impl<T> Default for Lists<T> {
 }
 
 impl<T> Lists<T> {
-    /// `n` empty lists, indexed `0..n`.
-    pub fn reset(&mut self, n: usize) {
-        self.reset_span(0..n);
-    }
-
     /// Empty lists indexed by `span` (a function's `Liveness::vreg_span` for per-vreg
     /// lists): no index outside it may be used until the next reset.
     pub fn reset_span(&mut self, span: Range<usize>) {

@@ -2,7 +2,6 @@
 //! `RegAllocError`s regalloc2 reports), postorder, dominator tree with O(1) dominance
 //! queries, and the instruction → block map. Knows nothing of any allocator.
 
-use crate::lists::Lists;
 use regalloc2::{Block, Function, Inst, RegAllocError};
 
 /// A validated view of the function's CFG.
@@ -14,16 +13,22 @@ pub(crate) struct Cfg {
     pub rpo_index: Vec<u32>,
     /// Immediate dominator of each block (`Block::invalid()` for the entry and unreachable blocks).
     pub idom: Vec<Block>,
-    /// Pre/post numbers of each block in the dominator tree: `a` dominates `b` iff
-    /// `pre[a] <= pre[b] && post[b] <= post[a]`.
-    dom_pre: Vec<u32>,
-    dom_post: Vec<u32>,
+    /// Per block: its preorder number in the dominator tree and one past the last number
+    /// of its subtree, so `a` dominates `b` iff `b`'s number lies in `a`'s range.
+    /// Unreachable blocks have `(u32::MAX, 0)`: no number lies in their empty range, and
+    /// theirs lies in none.
+    dom_range: Vec<(u32, u32)>,
     /// The block holding each instruction.
     pub inst_block: Vec<Block>,
     /// See [`Cfg::succ_index_in_pred`].
     pred_succ_index: Vec<u32>,
-    scratch_children: Lists<Block>,
     scratch_stack: Vec<(Block, usize)>,
+    /// Per reverse-postorder position: the immediate dominator's position.
+    scratch_idom_rpo: Vec<u32>,
+    /// Per reverse-postorder position: the size of its dominator subtree.
+    scratch_size: Vec<u32>,
+    /// Per reverse-postorder position: its preorder number, then the next free one.
+    scratch_next: Vec<u32>,
     scratch_from_start: Vec<u32>,
     scratch_from: Vec<u32>,
     scratch_pred_mark: Vec<u32>,
@@ -49,6 +54,8 @@ impl Cfg {
 
     /// Blocks must tile the instruction space in order, each non-empty and ending with
     /// exactly one terminator; branch-argument counts must match the successors' params.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn check_layout<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let ni = f.num_insts();
@@ -105,6 +112,8 @@ impl Cfg {
     /// Membership is checked per block against the successor lists turned around (a
     /// counting sort by target), with stamps, not by scanning a successor list per
     /// predecessor: a switch over thousands of cases would make that quadratic.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn check_edges<F: Function + ?Sized>(&mut self, f: &F) -> Result<(), RegAllocError> {
         let nb = f.num_blocks();
         let entry = f.entry_block();
@@ -202,6 +211,8 @@ impl Cfg {
         (i != u32::MAX).then_some(i as usize)
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn compute_postorder<F: Function + ?Sized>(&mut self, f: &F) {
         let nb = f.num_blocks();
         self.postorder.clear();
@@ -233,70 +244,94 @@ impl Cfg {
         }
     }
 
-    /// Cooper, Harvey and Kennedy's iterative dominator algorithm over the RPO, then a
-    /// DFS of the tree for interval numbering.
+    /// Cooper, Harvey and Kennedy's iterative dominator algorithm over the RPO, with
+    /// blocks named by their RPO position (so `intersect` compares positions directly),
+    /// then the dominator tree's preorder numbering from subtree sizes: in RPO a block
+    /// comes after its immediate dominator, so one backward pass sums the sizes and one
+    /// forward pass hands each child the next free range under its parent.
     fn compute_dominators<F: Function + ?Sized>(&mut self, f: &F) {
         let nb = f.num_blocks();
-        let entry = f.entry_block();
-        self.idom.clear();
-        self.idom.resize(nb, Block::invalid());
-        self.idom[entry.index()] = entry;
+        let n = self.postorder.len();
+        let idom = &mut self.scratch_idom_rpo;
+        idom.clear();
+        idom.resize(n, u32::MAX);
+        // The entry is RPO position 0.
+        idom[0] = 0;
         let mut changed = true;
+        let mut first_pass = true;
         while changed {
             changed = false;
-            for &b in self.postorder.iter().rev() {
-                if b == entry {
-                    continue;
-                }
-                let mut new_idom = Block::invalid();
+            for (i, &b) in self.postorder.iter().rev().enumerate().skip(1) {
+                let mut new_idom = u32::MAX;
                 for &p in f.block_preds(b) {
-                    if !self.idom[p.index()].is_valid() {
+                    // Unreachable predecessors (position `u32::MAX`) and those not yet
+                    // visited have no dominator yet.
+                    let pr = self.rpo_index[p.index()];
+                    if idom.get(pr as usize).is_none_or(|&d| d == u32::MAX) {
                         continue;
                     }
-                    new_idom = if new_idom.is_valid() {
-                        intersect(&self.idom, &self.rpo_index, p, new_idom)
+                    new_idom = if new_idom == u32::MAX {
+                        pr
                     } else {
-                        p
+                        intersect(idom, pr, new_idom)
                     };
                 }
-                if new_idom != self.idom[b.index()] {
-                    self.idom[b.index()] = new_idom;
+                if new_idom != idom[i] {
+                    idom[i] = new_idom;
                     changed = true;
                 }
             }
+            // The first pass gives each block the common dominator of its predecessors
+            // earlier in RPO, and no later pass changes those. A second pass would then
+            // change nothing (and end the loop) if each block's dominator is also one of
+            // every later predecessor's (loop back edges, as in any reducible CFG): that
+            // is checked here over those edges alone.
+            if std::mem::take(&mut first_pass) && changed {
+                changed = self
+                    .postorder
+                    .iter()
+                    .rev()
+                    .enumerate()
+                    .skip(1)
+                    .any(|(i, &b)| {
+                        f.block_preds(b).iter().any(|p| {
+                            let pr = self.rpo_index[p.index()];
+                            pr != u32::MAX
+                                && pr as usize >= i
+                                && intersect(idom, pr, idom[i]) != idom[i]
+                        })
+                    });
+            }
         }
-        self.idom[entry.index()] = Block::invalid();
 
-        let children = &mut self.scratch_children;
-        children.reset(nb);
-        for &b in self.postorder.iter().rev() {
-            let d = self.idom[b.index()];
-            if d.is_valid() {
-                children[d.index()].push(b);
-            }
+        self.idom.clear();
+        self.idom.resize(nb, Block::invalid());
+        self.dom_range.clear();
+        self.dom_range.resize(nb, (u32::MAX, 0));
+        if n == 0 {
+            return;
         }
-        self.dom_pre.clear();
-        self.dom_pre.resize(nb, u32::MAX);
-        self.dom_post.clear();
-        self.dom_post.resize(nb, 0);
-        let mut counter = 0u32;
-        let stack = &mut self.scratch_stack;
-        stack.clear();
-        stack.push((entry, 0));
-        self.dom_pre[entry.index()] = counter;
-        counter += 1;
-        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-            if *next < children[b.index()].len() {
-                let c = children[b.index()][*next];
-                *next += 1;
-                self.dom_pre[c.index()] = counter;
-                counter += 1;
-                stack.push((c, 0));
-            } else {
-                self.dom_post[b.index()] = counter;
-                counter += 1;
-                stack.pop();
-            }
+        let size = &mut self.scratch_size;
+        size.clear();
+        size.resize(n, 1);
+        for i in (1..n).rev() {
+            let d = idom[i] as usize;
+            size[d] += size[i];
+        }
+        let next = &mut self.scratch_next;
+        next.clear();
+        next.resize(n, 0);
+        next[0] = 1;
+        let rpo = |i: usize| self.postorder[n - 1 - i];
+        self.dom_range[rpo(0).index()] = (0, size[0]);
+        for i in 1..n {
+            let d = idom[i] as usize;
+            let pre = next[d];
+            next[d] += size[i];
+            next[i] = pre + 1;
+            let b = rpo(i);
+            self.idom[b.index()] = rpo(d);
+            self.dom_range[b.index()] = (pre, pre + size[i]);
         }
     }
 
@@ -307,11 +342,9 @@ impl Cfg {
     /// Does `a` dominate `b`? Unreachable blocks dominate nothing and are dominated by nothing.
     #[inline]
     pub fn dominates(&self, a: Block, b: Block) -> bool {
-        let (pa, pb) = (self.dom_pre[a.index()], self.dom_pre[b.index()]);
-        pa != u32::MAX
-            && pb != u32::MAX
-            && pa <= pb
-            && self.dom_post[b.index()] <= self.dom_post[a.index()]
+        let (pa, end) = self.dom_range[a.index()];
+        let pb = self.dom_range[b.index()].0;
+        pa <= pb && pb < end
     }
 
     pub fn block_of(&self, inst: Inst) -> Block {
@@ -319,13 +352,15 @@ impl Cfg {
     }
 }
 
-fn intersect(idom: &[Block], rpo: &[u32], mut a: Block, mut b: Block) -> Block {
+/// The nearest common ancestor of RPO positions `a` and `b` in the dominator tree so far
+/// (`idom` by position): a dominator precedes what it dominates in RPO.
+fn intersect(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
     while a != b {
-        while rpo[a.index()] > rpo[b.index()] {
-            a = idom[a.index()];
+        while a > b {
+            a = idom[a as usize];
         }
-        while rpo[b.index()] > rpo[a.index()] {
-            b = idom[b.index()];
+        while b > a {
+            b = idom[b as usize];
         }
     }
     a

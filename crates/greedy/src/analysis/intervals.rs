@@ -159,6 +159,11 @@ const SHORT_RESERVATIONS: usize = 8;
 /// Points per bucket of the reservation index (64 instructions).
 const BUCKET_POINTS: u32 = 128;
 
+/// Points per bucket of `FixedIndex` (4 instructions): each probe binary-searches its
+/// bucket's entries (every register's reservations together), and the index has one
+/// entry per bucket, not per register.
+const FIXED_BUCKET_POINTS: u32 = 8;
+
 impl std::ops::Deref for RegReservations {
     type Target = [Reservation];
     fn deref(&self) -> &[Reservation] {
@@ -197,22 +202,30 @@ impl RegReservations {
             self.bucket.clear();
             return;
         }
-        bucket_index(&mut self.bucket, points, list.len(), |i| list[i].end);
+        bucket_index(&mut self.bucket, points, BUCKET_POINTS, list.len(), |i| {
+            list[i].end
+        });
     }
 }
 
 /// Fills `bucket` so that `bucket[k]` is the first of `len` items whose `reach` (non-
-/// decreasing in the index) passes point `k * BUCKET_POINTS`, for every bucket up to
-/// `points`; empty when there are no items.
-fn bucket_index(bucket: &mut Vec<u32>, points: Point, len: usize, reach: impl Fn(usize) -> Point) {
+/// decreasing in the index) passes point `k * per`, for every bucket of `per` points up
+/// to `points`; empty when there are no items.
+fn bucket_index(
+    bucket: &mut Vec<u32>,
+    points: Point,
+    per: Point,
+    len: usize,
+    reach: impl Fn(usize) -> Point,
+) {
     bucket.clear();
     if len == 0 {
         return;
     }
-    let buckets = points.div_ceil(BUCKET_POINTS) as usize + 1;
+    let buckets = points.div_ceil(per) as usize + 1;
     let mut i = 0;
     for k in 0..buckets {
-        let p = k as u32 * BUCKET_POINTS;
+        let p = k as u32 * per;
         while i < len && reach(i) <= p {
             i += 1;
         }
@@ -232,7 +245,7 @@ pub(crate) struct FixedIndex {
     /// Every register with a reservation: once an interval conflicts with all of them,
     /// the rest of its runs cannot add one.
     all: PRegSet,
-    /// `bucket[k]`: the first entry that can reach past point `k * BUCKET_POINTS` (start
+    /// `bucket[k]`: the first entry that can reach past point `k * FIXED_BUCKET_POINTS` (start
     /// plus `max_len` beyond it). A run starting in bucket `k` has its first candidate
     /// entry between `bucket[k]` and `bucket[k + 1]`, so its search spans one bucket, not
     /// the whole function.
@@ -275,9 +288,13 @@ impl FixedIndex {
             self.entries.sort_unstable_by_key(|e| e.start);
         }
         let mut bucket = std::mem::take(&mut self.bucket);
-        bucket_index(&mut bucket, points, self.entries.len(), |i| {
-            self.reach(&self.entries[i])
-        });
+        bucket_index(
+            &mut bucket,
+            points,
+            FIXED_BUCKET_POINTS,
+            self.entries.len(),
+            |i| self.reach(&self.entries[i]),
+        );
         self.bucket = bucket;
     }
 
@@ -289,7 +306,7 @@ impl FixedIndex {
     /// The first entry at or after `lo` that can reach past point `p` (`lo` at most that
     /// entry).
     fn first_reaching_past(&self, lo: usize, p: Point) -> usize {
-        let k = (p / BUCKET_POINTS) as usize;
+        let k = (p / FIXED_BUCKET_POINTS) as usize;
         let n = self.entries.len();
         let hi = self.bucket.get(k + 1).map_or(n, |&b| b as usize);
         let lo = self
@@ -435,8 +452,15 @@ pub(crate) struct LiveIntervals {
     calls: Vec<Inst>,
     open_end: Vec<Point>,
     open_list: Vec<u32>,
+    /// Per vreg: the stamp of the instruction that last defined it (`def_segment`).
     def_stamp: Vec<u32>,
+    /// Per vreg: the stamp of the last block it was found live out of.
     out_stamp: Vec<u32>,
+    /// The stamps of this build are `stamp_base` plus an instruction or block index
+    /// (blocks are fewer), up to `stamp_end`; those of earlier builds lie below, so the
+    /// stamp tables need no clearing between builds.
+    stamp_base: u32,
+    stamp_end: u32,
 }
 
 const NOT_OPEN: Point = Point::MAX;
@@ -471,9 +495,12 @@ impl LiveIntervals {
         // the previous one, from the end of the vreg's room, and comes out sorted. The
         // room is known up front: the live-in blocks and operands liveness counted. Only
         // a vreg the function mentions has any; every other keeps the empty `(0, 0)`.
+        // The two tables grow together: cut to one length, one bounds check covers both.
+        let n = self.vreg_segments.len();
+        let (vreg_segments, vreg_uses) = (&mut self.vreg_segments[..n], &mut self.vreg_uses[..n]);
         for &v in &self.laid_out {
-            self.vreg_segments[v as usize] = (0, 0);
-            self.vreg_uses[v as usize] = (0, 0);
+            vreg_segments[v as usize] = (0, 0);
+            vreg_uses[v as usize] = (0, 0);
         }
         debug_assert!(
             self.vreg_segments
@@ -487,11 +514,13 @@ impl LiveIntervals {
         }
         self.laid_out.clear();
         let (mut end, mut uses_end) = (0u32, 0u32);
+        let n = self.vreg_segments.len();
+        let (vreg_segments, vreg_uses) = (&mut self.vreg_segments[..n], &mut self.vreg_uses[..n]);
         for v in live.mentioned() {
             end += live.livein_count[v] + 1;
-            self.vreg_segments[v] = (end, end);
+            vreg_segments[v] = (end, end);
             uses_end += live.operand_count[v];
-            self.vreg_uses[v] = (uses_end, uses_end);
+            vreg_uses[v] = (uses_end, uses_end);
             self.laid_out.push(v as u32);
         }
         // Only the slots `put_segment` writes are ever read, so what the last function
@@ -520,8 +549,23 @@ impl LiveIntervals {
         if self.open_end.len() < nv {
             self.open_end.resize(nv, NOT_OPEN);
         }
-        reset_span(&mut self.def_stamp, nv, live.vreg_span(), u32::MAX);
-        reset_span(&mut self.out_stamp, nv, live.vreg_span(), u32::MAX);
+        if self.def_stamp.len() < nv {
+            self.def_stamp.resize(nv, u32::MAX);
+            self.out_stamp.resize(nv, u32::MAX);
+        }
+        let end = u32::try_from(f.num_insts())
+            .ok()
+            .and_then(|ni| self.stamp_end.checked_add(ni))
+            .filter(|&e| e < u32::MAX);
+        (self.stamp_base, self.stamp_end) = match end {
+            Some(e) => (self.stamp_end, e),
+            None => {
+                // Out of stamps: start again from clean tables.
+                self.def_stamp.fill(u32::MAX);
+                self.out_stamp.fill(u32::MAX);
+                (0, u32::try_from(f.num_insts()).unwrap_or(u32::MAX - 1))
+            }
+        };
         for p in std::mem::replace(&mut self.fixed_used, PRegSet::empty()) {
             let r = &mut self.fixed[p.index()];
             r.list.clear();
@@ -577,30 +621,27 @@ impl LiveIntervals {
             // one walk, where a short reversed list costs it a quadratic insertion sort.
             list.reverse();
             list.sort_unstable_by_key(|r| (r.start, r.end, r.owner.bits()));
-            let mut out = 0;
-            for i in 0..list.len() {
-                let r = list[i];
-                if out > 0 {
-                    let prev = &mut list[out - 1];
-                    if r.start < prev.end {
-                        if r.owner != prev.owner {
-                            // Two values (or a value and a clobber) pinned to one register
-                            // at the same point: no allocation can satisfy that.
-                            return Err(RegAllocError::TooManyLiveRegs);
-                        }
-                        prev.end = prev.end.max(r.end);
-                        continue;
-                    }
+            // Two values (or a value and a clobber) pinned to one register at the same
+            // point: no allocation can satisfy that.
+            let mut clash = false;
+            list.dedup_by(|r, prev| {
+                let overlaps = r.start < prev.end;
+                if overlaps {
+                    clash |= r.owner != prev.owner;
+                    prev.end = prev.end.max(r.end);
                 }
-                list[out] = r;
-                out += 1;
+                overlaps
+            });
+            if clash {
+                return Err(RegAllocError::TooManyLiveRegs);
             }
-            list.truncate(out);
             reservations.build_index(points);
         }
         Ok(())
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn scan_block<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -611,19 +652,21 @@ impl LiveIntervals {
         let insns = f.block_insns(block);
         let start = before(insns.first());
         let end = before(insns.last()) + 2;
-        let bstamp = block.index() as u32;
+        let bstamp = self.stamp_base + block.index() as u32;
         self.open_list.clear();
 
         let last = insns.last();
         // A value live out of the block is live to its end whatever the block does with
-        // it: its segment is the whole block unless an instruction here defines it, in
-        // which case the def makes it. Its uses here need no tracking; `out_stamp` tells
-        // them apart.
+        // it: its segment is the whole block, cut short by its def if an instruction
+        // here defines it (`def_segment`). Its uses here need no tracking; `out_stamp`
+        // tells them apart.
         // Slices, not the vectors: their lengths and pointers stay in registers over
         // every live-out value, not reloaded after each write.
+        // Both per-vreg tables cut to the function's vregs: one bounds check covers both.
+        let nv = f.num_vregs();
         let (out_stamp, vreg_segments, segments) = (
-            &mut self.out_stamp[..],
-            &mut self.vreg_segments[..],
+            &mut self.out_stamp[..nv],
+            &mut self.vreg_segments[..nv],
             &mut self.segments[..],
         );
         for (i, &succ) in f.block_succs(block).iter().enumerate() {
@@ -634,9 +677,7 @@ impl LiveIntervals {
                     continue;
                 }
                 out_stamp[vi] = bstamp;
-                if live.def_block[vi] != block || live.def_inst(v).is_none() {
-                    put_segment_in(vreg_segments, segments, vi, Segment { start, end });
-                }
+                put_segment_in(vreg_segments, segments, vi, Segment { start, end });
             }
         }
         if f.is_branch(last) {
@@ -818,21 +859,22 @@ impl LiveIntervals {
         end: Point,
         bstamp: u32,
     ) {
-        if self.def_stamp[v] == inst.index() as u32 {
+        let istamp = self.stamp_base + inst.index() as u32;
+        if self.def_stamp[v] == istamp {
             return;
         }
-        self.def_stamp[v] = inst.index() as u32;
+        self.def_stamp[v] = istamp;
         let after = before(inst) + 2;
         let seg_start = if fixed { after } else { first };
         if self.out_stamp[v] == bstamp {
+            // Live out: the block's whole segment, the last one put for `v` (its uses
+            // here open none), now starts at the def, or goes if nothing is left.
+            let r = &mut self.vreg_segments[v];
+            debug_assert_eq!(self.segments[r.0 as usize].end, end);
             if seg_start < end {
-                self.put_segment(
-                    v,
-                    Segment {
-                        start: seg_start,
-                        end,
-                    },
-                );
+                self.segments[r.0 as usize].start = seg_start;
+            } else {
+                r.0 += 1;
             }
             return;
         }

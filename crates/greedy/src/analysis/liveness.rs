@@ -58,7 +58,9 @@ pub(crate) struct Liveness {
     exposed_vregs: Vec<u64>,
     /// Branch arguments whose vreg had no class yet at their block's end.
     unclassed_args: Vec<VReg>,
-    block_stamp: Vec<u32>,
+    /// Per block, during `walk_liveins`: the last vreg found live into it, and how
+    /// many are (one entry for both: the walk reads and writes them together).
+    block_marks: Vec<(u32, u32)>,
     /// The blocks each exposed vreg is live into, vreg after vreg (`reached_vregs`):
     /// the worklist of its walk and the record the live-in lists are laid out from.
     reached: Vec<u32>,
@@ -208,6 +210,8 @@ impl Liveness {
     /// checked per exposed block in `compute_liveins`; a branch argument whose shape is
     /// wrong is only noted. Either failure means the function is invalid, and
     /// `first_use_error` then finds the error regalloc2's order of checks reports.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn validate_ssa<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -346,12 +350,21 @@ impl Liveness {
     /// `nv` vregs. Must run before `classed` is cleared.
     fn reset_vreg_tables(&mut self, nv: usize) {
         if std::mem::take(&mut self.clean) {
+            // The tables grow together: cut to one length, one bounds check covers all.
+            let n = self.def_block.len();
+            let (def_block, def_inst, operand_count, exposed_head, livein_count) = (
+                &mut self.def_block[..n],
+                &mut self.def_inst[..n],
+                &mut self.operand_count[..n],
+                &mut self.exposed_head[..n],
+                &mut self.livein_count[..n],
+            );
             for v in Mentioned::of(&self.classed) {
-                self.def_block[v] = Block::invalid();
-                self.def_inst[v] = Inst::invalid();
-                self.operand_count[v] = 0;
-                self.exposed_head[v] = NO_ENTRY;
-                self.livein_count[v] = 0;
+                def_block[v] = Block::invalid();
+                def_inst[v] = Inst::invalid();
+                operand_count[v] = 0;
+                exposed_head[v] = NO_ENTRY;
+                livein_count[v] = 0;
             }
         } else {
             self.def_block.fill(Block::invalid());
@@ -381,6 +394,7 @@ impl Liveness {
     /// `otherwise` if there is none. Only called once `validate_ssa` or
     /// `compute_liveins` has seen the function fail.
     #[cold]
+    #[inline(never)]
     fn first_use_error<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -478,6 +492,8 @@ impl Liveness {
         }
     }
 
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn compute_liveins<F: Function + ?Sized>(
         &mut self,
         f: &F,
@@ -523,16 +539,15 @@ impl Liveness {
     /// each block's (`livein.start[b + 1]`, `livein_count`). `Err` when the function is
     /// invalid: `true` for an exposed use its definition does not dominate, `false` for a
     /// walk reaching the entry.
+    // Out of line: inlined, the phases of the analysis cost more instructions together.
+    #[inline(never)]
     fn walk_liveins<F: Function + ?Sized>(&mut self, f: &F, cfg: &Cfg) -> Result<(), bool> {
         let nb = f.num_blocks();
-        self.block_stamp.clear();
-        self.block_stamp.resize(nb, u32::MAX);
-        self.livein.start.clear();
-        self.livein.start.resize(nb + 1, 0);
-        // Slices, not the vectors: `reached` grows as they are written, and their
-        // lengths and pointers stay in registers.
-        let stamps = &mut self.block_stamp[..];
-        let counts = &mut self.livein.start[..];
+        self.block_marks.clear();
+        self.block_marks.resize(nb, (u32::MAX, 0));
+        // A slice, not the vector: `reached` grows as it is written, and its length and
+        // pointer stay in registers.
+        let marks = &mut self.block_marks[..];
         let reached = &mut self.reached;
         reached.clear();
         self.reached_vregs.clear();
@@ -558,9 +573,9 @@ impl Liveness {
                     if !(def.is_valid() && def != x && cfg.dominates(def, x)) {
                         return Err(true);
                     }
-                    if stamps[b as usize] != stamp {
-                        stamps[b as usize] = stamp;
-                        counts[b as usize + 1] += 1;
+                    let m = &mut marks[b as usize];
+                    if m.0 != stamp {
+                        *m = (stamp, m.1 + 1);
                         reached.push(b);
                     }
                 }
@@ -572,9 +587,9 @@ impl Liveness {
                     }
                     for &p in f.block_preds(Block::new(x as usize)) {
                         let pi = p.index();
-                        if p != def && stamps[pi] != stamp {
-                            stamps[pi] = stamp;
-                            counts[pi + 1] += 1;
+                        let m = &mut marks[pi];
+                        if p != def && m.0 != stamp {
+                            *m = (stamp, m.1 + 1);
                             reached.push(pi as u32);
                         }
                     }
@@ -583,6 +598,10 @@ impl Liveness {
                 self.reached_vregs.push((vreg, reached.len() as u32));
             }
         }
+        let counts = &mut self.livein.start;
+        counts.clear();
+        counts.push(0);
+        counts.extend(self.block_marks.iter().map(|&(_, n)| n));
         Ok(())
     }
 }
