@@ -1041,3 +1041,12 @@ pub(crate) fn group_keys<T: Copy>(
         }
     }
 }
+
+#[cfg(test)]
+impl LiveIntervals {
+    /// Leaves no stamps for the next build, which must then clear the stamp tables and
+    /// start again from zero.
+    pub(crate) fn exhaust_stamps(&mut self) {
+        self.stamp_end = u32::MAX - 1;
+    }
+}

@@ -637,3 +637,35 @@ fn copy_on_fallthrough_edge_block_weighs_the_broken_fallthrough() {
     let (elsewhere, _, weighted, an) = weight_of(&f, p, true);
     assert_eq!((elsewhere, weighted), (an.freq.of(exit_edge), 0));
 }
+
+/// The interval builder's per-vreg tables are stamped with numbers that keep rising from
+/// one function to the next instead of being cleared; when the numbers would run out,
+/// the tables are cleared and the stamps start again. Forced to run out before every
+/// third function of one reused context, each allocation must be a fresh context's.
+#[test]
+fn interval_stamps_start_again_when_exhausted() {
+    use ragreedy_testkit::fuzzgen;
+    let env = fuzzgen::stress_env(Some(4));
+    let options = crate::Options::default();
+    let mut ctx = crate::Context::new();
+    let (mut seed, mut done, mut restarts) = (0, 0, 0);
+    while done < 60 {
+        seed += 1;
+        let Some(f) = fuzzgen::func_from_seed(seed, &fuzzgen::stress_options(seed, Some(4))) else {
+            continue;
+        };
+        done += 1;
+        if done % 3 == 0 {
+            ctx.analyses.intervals.exhaust_stamps();
+            restarts += 1;
+        }
+        let reused = crate::run_with_context(&f, &env, &options, &mut ctx);
+        let fresh = crate::run(&f, &env, &options);
+        assert_eq!(format!("{reused:?}"), format!("{fresh:?}"), "seed {seed}");
+        if let Ok(out) = &reused {
+            ragreedy_testkit::check::check_output(&f, &env, out)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+    }
+    assert_eq!(restarts, 20);
+}
