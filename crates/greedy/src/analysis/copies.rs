@@ -69,6 +69,7 @@ pub(crate) struct CopySite {
 }
 
 impl Partners {
+    #[inline]
     pub fn of(&self, v: VReg) -> &[(VReg, f32)] {
         let (a, b) = self.range[v.vreg()];
         &self.list[a as usize..b as usize]

@@ -466,6 +466,7 @@ pub(crate) struct LiveIntervals {
 const NOT_OPEN: Point = Point::MAX;
 
 impl LiveIntervals {
+    #[inline]
     pub fn segments_of(&self, v: VReg) -> &[Segment] {
         let (a, b) = self.vreg_segments[v.vreg()];
         &self.segments[a as usize..b as usize]
@@ -477,6 +478,7 @@ impl LiveIntervals {
         self.calls.get(k).is_some_and(|&i| i < to)
     }
 
+    #[inline]
     pub fn uses_of(&self, v: VReg) -> &[UseSite] {
         let (a, b) = self.vreg_uses[v.vreg()];
         &self.uses[a as usize..b as usize]
