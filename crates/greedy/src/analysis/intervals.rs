@@ -106,6 +106,7 @@ impl UseSite {
         }
     }
 
+    #[inline]
     pub fn is_def(&self) -> bool {
         self.operand.kind() == OperandKind::Def
     }

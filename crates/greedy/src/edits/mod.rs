@@ -1146,6 +1146,7 @@ fn broken(what: std::fmt::Arguments<'_>) -> RegAllocError {
     RegAllocError::TooManyLiveRegs
 }
 
+#[inline]
 fn is_stack_alloc(stack_regs: &PRegSet, a: Allocation) -> bool {
     // The kind decoded once (`is_stack` and `as_reg` would each decode it).
     match a.kind() {

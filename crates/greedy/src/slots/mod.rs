@@ -114,6 +114,7 @@ impl SpillSlots {
 
     /// The slot of `v` once laid out, as an allocation: a spill slot, or the fixed
     /// stack slot given as its home.
+    #[inline]
     pub fn slot_of(&self, v: VReg) -> Option<Allocation> {
         match self.vreg_slot[v.vreg()] {
             NO_SLOT | NEEDS_SLOT => None,

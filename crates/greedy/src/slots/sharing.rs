@@ -58,6 +58,7 @@ impl Segs<'_> {
         }
     }
 
+    #[inline]
     fn is_empty(&self) -> bool {
         match self {
             Segs::Runs(r) => r.iter().all(Vec::is_empty),
