@@ -28,7 +28,7 @@ use crate::analysis::intervals::{Point, before, point_inst};
 use crate::observe::observe;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use log::debug;
-use regalloc2::{Function, PReg, PRegSet, VReg};
+use regalloc2::{Function, PReg, VReg};
 
 const MAX_GROUP: usize = 16;
 const MAX_PIECES: usize = 32;
@@ -67,9 +67,6 @@ pub(crate) struct CopyGraph {
     /// below 2^53).
     group_cost: (f64, f64),
     pieces: PieceIndex,
-    /// Per register class: the registers of its allocation order (what `may_hold` looks
-    /// up in the order list, here one bit per probe).
-    in_order: [PRegSet; 3],
     /// Moves made so far in this function's recoloring.
     moves: u32,
     /// Per register index: the value of `moves` when its occupants last changed.
@@ -500,12 +497,6 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         g.changed_at.clear();
         g.changed_at.resize(PReg::NUM_INDEX, 0);
         g.stuck.clear();
-        for (set, order) in g.in_order.iter_mut().zip(&self.out.order) {
-            *set = PRegSet::empty();
-            for &p in order {
-                set.add(p);
-            }
-        }
         debug_assert!(
             g.edges.iter().all(|e| e.2.fract() == 0.0)
                 && g.fixed.iter().all(|f| f.2.fract() == 0.0),
@@ -774,7 +765,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         // The cheap checks of every member before any register probe.
         if g.group.iter().any(|&m| {
             let iv = &self.ctx.intervals[m];
-            !self.may_take(g, target, iv) || self.fixed_conflict(target, iv)
+            !self.may_take(target, iv) || self.fixed_conflict(target, iv)
         }) {
             return Gain::Loses;
         }
@@ -830,7 +821,7 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
     /// (in any other register than the group's, nothing at all).
     fn fits_once_group_left(&self, g: &CopyGraph, o: IntervalId, r: PReg) -> bool {
         let iv = &self.ctx.intervals[o];
-        self.may_take(g, r, iv)
+        self.may_take(r, iv)
             && !self.fixed_conflict(r, iv)
             && !(self.ctx.matrix)
                 .overlaps_any(r, self.ctx.lists.runs(iv), |j| g.side(j) != Side::Group)
@@ -907,15 +898,14 @@ impl<F: Function + ?Sized> Allocator<'_, F> {
         Gain::Pays
     }
 
-    /// `may_hold`, by the sets of `g.in_order`; with `Options::outside_hints`, also a
-    /// register outside the order that `may_hold_outside` allows (the target of a
-    /// recoloring is a copy partner's register or one a fixed operand names).
-    fn may_take(&self, g: &CopyGraph, p: PReg, iv: &LiveInterval) -> bool {
-        let held = p.hw_enc() < iv.limit && g.in_order[iv.vreg.class() as usize].contains(p);
-        debug_assert_eq!(held, self.may_hold(p, iv));
-        held || (self.options.outside_recoloring
-            && self.options.outside_hints
-            && self.may_hold_outside(p, iv, true))
+    /// `may_hold`; with `Options::outside_hints`, also a register outside the order that
+    /// `may_hold_outside` allows (the target of a recoloring is a copy partner's register
+    /// or one a fixed operand names).
+    fn may_take(&self, p: PReg, iv: &LiveInterval) -> bool {
+        self.may_hold(p, iv)
+            || (self.options.outside_recoloring
+                && self.options.outside_hints
+                && self.may_hold_outside(p, iv, true))
     }
 
     /// Takes `group` out of `reg` in the interference matrix (their `assigned` is
